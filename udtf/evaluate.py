@@ -1,0 +1,460 @@
+"""Pike-VM evaluation of a DST over the rows of one partition, fed incrementally.
+
+A *thread* is one run of the DST: (state, facts, chain).  ``facts`` are the running folds the
+DEFINE conditions read (see ``expr.FactTable``); ``chain`` is the run's captured rows as a
+parent-pointer list ``(row, var, excluded, parent)`` shared between forks (SASE's shared
+buffer), so forking a run is O(1).  Threads are kept in priority order; epsilon closures are
+precomputed per state (the paper's EPSCLS).
+
+Two output policies over the same automaton:
+
+* ``standard`` (SQL:2016): for each candidate start row, the first match in preferment order.
+  Threads of one start advance in lockstep; a thread reaching the same state with the same
+  facts as a higher-priority one is dropped (thread equivalence), so e.g. ``(A+)+ B`` stays
+  linear; an accepting thread cuts every lower-priority one.  The next start follows the
+  AFTER MATCH SKIP clause.
+* ``flinkcep`` (Fu & Wu, Section 6.2 / Algorithm 2): runs from every start advance together,
+  ordered by start then priority; after each row the accepting runs are reported in that
+  order and the skip strategy prunes the run list.  Empty matches are never reported and
+  equivalent runs are all kept (each is a distinct match).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .errors import MatchRecognizeError
+from .expr import FactTable, Scope, compile_expr, facts_of
+
+ACCEPT = -1
+
+
+class Match(NamedTuple):
+    """A match: ``rows`` lists (row, var, excluded) ascending; ``number`` None = unmatched row."""
+    number: int | None
+    start: int
+    end: int  # last row (start - 1 for an empty match)
+    rows: tuple
+
+
+class Rows:
+    """The columns of one partition seen so far (appended in place, so closures stay bound)."""
+
+    def __init__(self, masks=(), values=()):
+        self.masks = {name: bytearray() for name in masks}
+        self.values = {name: [] for name in values}
+        self.order: list = []
+        self.size = 0
+
+    def append(self, count: int, masks=None, values=None, order=None):
+        for name, mask in (masks or {}).items():
+            self.masks[name] += bytes(mask) if not hasattr(mask, "tobytes") else mask.tobytes()
+        for name, column in (values or {}).items():
+            self.values[name].extend(column)
+        if order is not None:
+            self.order.extend(order)
+        self.size += count
+
+
+class Options(NamedTuple):
+    mode: str = "standard"  # or "flinkcep"
+    skip: str = "PAST LAST ROW"  # TO NEXT ROW | TO FIRST | TO LAST | NO SKIP
+    skip_vars: tuple = ()  # variable indexes of the SKIP TO target (a subset = several)
+    skip_name: str = ""
+    within: object = None  # max distance between first and last row in ``Rows.order`` units
+    unmatched: bool = False  # WITH UNMATCHED ROWS
+    max_threads: int = 100_000
+    lookahead: int = 0  # rows past the current one that DEFINE may read (NEXT of a variable)
+
+
+class Conditions:
+    """DEFINE / UNTIL conditions of each variable: a precomputed mask and/or a state expression.
+
+    ``define`` and ``until`` map a variable index to ``(mask_name | None, expr | None)``; a
+    variable without an entry is TRUE.
+    """
+
+    def __init__(self, define: dict, until: dict, var_names: list, rows: Rows):
+        needed: dict = {}
+        for _, expr in list(define.values()) + list(until.values()):
+            if expr is not None:
+                facts_of(expr, needed)
+        self.deep = ("chain",) in needed
+        self.table = FactTable(list(needed), rows.values)
+        self.scope = Scope(self.table, var_names, lambda: rows.size)
+        self.rows = rows
+        self.define, self.until = define, until
+
+    def literal(self, kind: str, var: int):
+        """``fn(row, facts, chain) -> bool`` for ["def", var] or ["until", var]."""
+        spec = (self.define if kind == "def" else self.until).get(var)
+        if spec is None:
+            return None
+        mask_name, expr = spec
+        mask = self.rows.masks[mask_name] if mask_name is not None else None
+        if expr is None:
+            return lambda row, facts, chain: mask[row] == 1
+        fn = compile_expr(expr, self.scope)
+        if kind == "until":
+            state = lambda row, facts, chain: fn(row, facts, chain, None) is True
+        else:
+            fold = self.table.fold
+            state = lambda row, facts, chain: fn(row, fold(facts, row, var), (row, var, False, chain),
+                                                  None) is True
+        if mask is None:
+            return state
+        return lambda row, facts, chain: mask[row] == 1 and state(row, facts, chain)
+
+    def guard(self, formula):
+        """Compile a guard formula; None means always true."""
+        kind = formula[0]
+        if kind == "true":
+            return None
+        if kind in ("def", "until"):
+            return self.literal(kind, formula[1])
+        parts = [self.guard(f) for f in formula[1:]]
+        if kind == "not":
+            (inner,) = parts
+            return (lambda row, facts, chain: False) if inner is None else (
+                lambda row, facts, chain: not inner(row, facts, chain))
+        always = lambda row, facts, chain: True
+        parts = [p or always for p in parts]
+        if kind == "and":
+            return lambda row, facts, chain: all(p(row, facts, chain) for p in parts)
+        return lambda row, facts, chain: any(p(row, facts, chain) for p in parts)
+
+
+class Matcher:
+    """Runs a compiled DST over one partition.  Call ``feed(count)`` after appending ``count``
+    rows to ``rows`` (any number of times), then ``finish()``; both return new matches."""
+
+    def __init__(self, program: dict, conditions: Conditions, options: Options = Options()):
+        self.options = options
+        self.rows = conditions.rows
+        self.stateful = bool(conditions.table.facts)
+        self.initial_facts = conditions.table.initial
+        self.fold = conditions.table.fold
+        states = program["states"]
+        self.start_state = program["start"]
+        self.kind = [s[0] for s in states]
+        self.transitions = [self._transitions(s, conditions) if s[0] == "consume" else () for s in states]
+        self.holds = [self._hold(s, conditions) for s in states]
+        self.closure = [self._closures(states, at_start) for at_start in (False, True)]
+        self.flink = options.mode == "flinkcep"
+        self.match_number = 0
+        self.finished = False
+        self.pos = 0  # next row to read
+        # standard mode: the start being tried and its live threads
+        self.start = 0
+        self.threads: list = []
+        self.best = None
+        self.covered = -1  # last row that belongs to a reported match
+
+    # ---- compilation of states -------------------------------------------------------
+    def _transitions(self, state, conditions: Conditions):
+        return tuple((conditions.guard(guard), conditions.guard(stop) if stop else None, var, excluded, target)
+                     for guard, stop, var, excluded, target in state[1])
+
+    def _hold(self, state, conditions: Conditions):
+        if state[0] == "peek":
+            return conditions.guard(state[1]), state[2]
+        if state[0] == "eol":
+            return False, state[1]
+        return None
+
+    def _closures(self, states, at_start: bool):
+        """For each state, the consume/hold states and ACCEPT reachable by epsilon moves, in
+        priority order, each once (the paper's EPSCLS)."""
+        result = []
+        for origin in range(len(states)):
+            found, seen = [], set()
+
+            def walk(s):
+                if s in seen:
+                    return
+                seen.add(s)
+                kind = states[s][0]
+                if kind == "split":
+                    for t in states[s][1]:
+                        walk(t)
+                elif kind == "bol":
+                    if at_start:
+                        walk(states[s][1])
+                elif kind == "accept":
+                    found.append(ACCEPT)
+                else:
+                    found.append(s)
+            walk(origin)
+            result.append(tuple(found))
+        return result
+
+    # ---- public API --------------------------------------------------------------------
+    def feed(self, count: int = 0) -> list:
+        """Process the rows appended since the last call."""
+        out: list = []
+        if self.flink:
+            self._flink_run(out)
+        else:
+            self._standard_run(out)
+        return out
+
+    def finish(self) -> list:
+        self.finished = True
+        return self.feed()
+
+    # ---- shared stepping ---------------------------------------------------------------
+    def _add(self, state, facts, chain, at_start, out, seen, accept):
+        """Add the epsilon closure of ``state`` to ``out``; ``accept(facts, chain)`` returns True
+        to cut everything of lower priority.  Returns True when cut."""
+        for s in self.closure[at_start][state]:
+            if s == ACCEPT:
+                if accept(facts, chain):
+                    return True
+                continue
+            if seen is not None:
+                key = (s, facts)
+                if key in seen:
+                    continue
+                seen.add(key)
+            out.append((s, facts, chain))
+        return False
+
+    def _step(self, thread, row, out, seen, accept):
+        """Advance one thread over ``row`` (holds are resolved first).  Returns True when cut."""
+        state, facts, chain = thread
+        hold = self.holds[state]
+        if hold is not None:
+            guard, target = hold
+            if guard is False or (guard is not None and not guard(row, facts, chain)):
+                return False
+            local: list = []
+            cut = self._add(target, facts, chain, row == 0, local, None,
+                            lambda f, c: accept(f, c, row - 1))
+            for t in local:
+                if self._step(t, row, out, seen, accept):
+                    return True
+            return cut
+        for guard, stop, var, excluded, target in self.transitions[state]:
+            if guard is not None and not guard(row, facts, chain):
+                continue
+            if stop is not None and stop(row, facts, chain):
+                continue
+            if var < 0:
+                if chain is None:
+                    continue  # a run never starts with an ignored row
+                new_facts, new_chain = facts, chain
+            else:
+                new_facts = self.fold(facts, row, var) if self.stateful else facts
+                new_chain = (row, var, excluded, chain)
+            if self._add(target, new_facts, new_chain, False, out, seen,
+                         lambda f, c: accept(f, c, row)):
+                return True
+        return False
+
+    def _finish_holds(self, threads, accept):
+        """At the partition end: holds pass (no next row), then look for acceptance."""
+        for state, facts, chain in threads:
+            hold = self.holds[state]
+            if hold is None:
+                continue
+            if self._add(hold[1], facts, chain, self.rows.size == 0, [], None,
+                         lambda f, c: accept(f, c, self.rows.size - 1)):
+                return
+
+    def _within(self, start: int, row: int) -> bool:
+        within = self.options.within
+        if within is None:
+            return True
+        first, last = self.rows.order[start], self.rows.order[row]
+        return first is not None and last is not None and last - first <= within
+
+    def _limit(self) -> int:
+        """Rows that may be processed now: DEFINE may look ``lookahead`` rows ahead."""
+        return self.rows.size if self.finished else self.rows.size - self.options.lookahead
+
+    def _check_threads(self, threads):
+        if len(threads) > self.options.max_threads:
+            raise MatchRecognizeError(
+                f"more than {self.options.max_threads} simultaneous partial matches in one partition;"
+                " the pattern is too ambiguous for this data (tighten DEFINE, add WITHIN, or use a"
+                " stricter contiguity)")
+
+    @staticmethod
+    def _rows_of(chain) -> tuple:
+        rows = []
+        while chain is not None:
+            rows.append(chain[:3])
+            chain = chain[3]
+        rows.reverse()
+        return tuple(rows)
+
+    # ---- standard semantics ----------------------------------------------------------
+    def _standard_run(self, out):
+        rows = self.rows
+        while True:
+            if not self.threads and self.best is None:
+                # begin a new start row
+                if self.start >= rows.size:
+                    return
+                self._begin(self.start)
+            while self.threads:
+                row = self.pos
+                if row >= self._limit():
+                    if not self.finished:
+                        return
+                    self._finish_holds(self.threads, self._record)
+                    self.threads = []
+                    break
+                if not self._within(self.start, row):
+                    self.threads = []
+                    break
+                nxt, seen = [], set()
+                for thread in self.threads:
+                    if self._step(thread, row, nxt, seen, self._record):
+                        break
+                self._check_threads(nxt)
+                self.threads = nxt
+                self.pos = row + 1
+            self._decide(out)
+
+    def _begin(self, start: int):
+        self.best = None
+        self.threads = []
+        self.pos = start
+        self._add(self.start_state, self.initial_facts, None, start == 0, self.threads, set(),
+                  lambda f, c: self._record(f, c, start - 1))
+
+    def _record(self, facts, chain, end) -> bool:
+        self.best = (end, chain)
+        return True
+
+    def _decide(self, out):
+        """The threads of ``self.start`` are exhausted: report its match (if any) and move on."""
+        start, best = self.start, self.best
+        self.best = None
+        if best is None:
+            if self.options.unmatched and start > self.covered:
+                out.append(Match(None, start, start, ()))
+            self.start = start + 1
+            return
+        end, chain = best
+        self.match_number += 1
+        rows = self._rows_of(chain)
+        out.append(Match(self.match_number, start, end, rows))
+        if end >= start:
+            self.covered = max(self.covered, end)
+        elif self.options.unmatched and start > self.covered:
+            pass  # an empty match covers no row; the row itself was reported by the empty match
+        self.start = self._next_start(start, end, rows)
+
+    def _next_start(self, start: int, end: int, rows: tuple) -> int:
+        skip = self.options.skip
+        if skip == "PAST LAST ROW":
+            return max(end + 1, start + 1)
+        if skip in ("TO NEXT ROW", "NO SKIP"):
+            return start + 1
+        targets = [r for r, var, _ in rows if var in self.options.skip_vars]
+        if not targets:
+            raise MatchRecognizeError(
+                f"AFTER MATCH SKIP {skip} {self.options.skip_name} failed: pattern variable is not present in match")
+        target = targets[0] if skip == "TO FIRST" else targets[-1]
+        if target == start:
+            raise MatchRecognizeError(
+                f"AFTER MATCH SKIP {skip} {self.options.skip_name} failed: cannot skip to first row of match")
+        return target
+
+    # ---- FlinkCEP semantics ----------------------------------------------------------
+    def _flink_run(self, out):
+        rows = self.rows
+        while self.pos < self._limit():
+            row = self.pos
+            threads = [t for t in self.threads if self._within(t[0], row)]
+            self._add_start(row, threads)
+            groups = []  # [start, accepted (end, chain) list, threads]
+            for start, state, facts, chain in threads:
+                self._flink_step((state, facts, chain), row, start, groups)
+            self.threads = self._report(groups, out)
+            self._check_threads(self.threads)
+            self.pos = row + 1
+        if self.finished and self.threads:
+            groups = []
+            for start, state, facts, chain in self.threads:
+                hold = self.holds[state]
+                if hold is None:
+                    continue
+                accepted: list = []
+                self._add(hold[1], facts, chain, rows.size == 0, [], None,
+                          lambda f, c, accepted=accepted: accepted.append((rows.size - 1, c)) or False)
+                for end, c in accepted[:1]:
+                    groups.append([start, [(end, c)], []])
+            self._report(groups, out)
+            self.threads = []
+
+    def _add_start(self, row, threads):
+        local: list = []
+        self._add(self.start_state, self.initial_facts, None, row == 0, local, None, lambda f, c: False)
+        threads.extend((row, s, f, c) for s, f, c in local)
+
+    def _flink_step(self, thread, row, start, groups):
+        """Each configuration reached by consuming ``row`` becomes one group (a run)."""
+        state, facts, chain = thread
+        hold = self.holds[state]
+        if hold is not None:
+            guard, target = hold
+            if guard is False or (guard is not None and not guard(row, facts, chain)):
+                return
+            local: list = []
+            accepted: list = []
+            self._add(target, facts, chain, row == 0, local, None,
+                      lambda f, c: accepted.append((row - 1, c)) or False)
+            if accepted and chain is not None:
+                groups.append([start, accepted[:1], []])
+            for t in local:
+                self._flink_step(t, row, start, groups)
+            return
+        for guard, stop, var, excluded, target in self.transitions[state]:
+            if guard is not None and not guard(row, facts, chain):
+                continue
+            if stop is not None and stop(row, facts, chain):
+                continue
+            if var < 0:
+                if chain is None:
+                    continue
+                new_facts, new_chain = facts, chain
+            else:
+                new_facts = self.fold(facts, row, var) if self.stateful else facts
+                new_chain = (row, var, excluded, chain)
+            local: list = []
+            accepted: list = []
+            self._add(target, new_facts, new_chain, False, local, None,
+                      lambda f, c: accepted.append((row, c)) or False)
+            groups.append([start, accepted[:1] if var >= 0 else [], [(start, s, f, c) for s, f, c in local]])
+
+    def _report(self, groups, out) -> list:
+        """Report accepting runs in order and prune runs by the skip strategy (Algorithm 2 step 3)."""
+        skip = self.options.skip
+        dead_starts: set = set()
+        dead_ranges: list = []
+        cleared_at = None
+        for k, (start, accepted, _) in enumerate(groups):
+            if cleared_at is not None:
+                break
+            if start in dead_starts or any(lo <= start < hi for lo, hi in dead_ranges):
+                continue
+            for end, chain in accepted:
+                rows = self._rows_of(chain)
+                self.match_number += 1
+                out.append(Match(self.match_number, rows[0][0], end, rows))
+                if skip == "TO NEXT ROW":
+                    dead_starts.add(start)
+                elif skip == "PAST LAST ROW":
+                    cleared_at = k
+                elif skip in ("TO FIRST", "TO LAST"):
+                    targets = [r for r, var, _ in rows if var in self.options.skip_vars]
+                    if targets:
+                        target = targets[0] if skip == "TO FIRST" else targets[-1]
+                        dead_ranges.append((rows[0][0], target))
+        if cleared_at is not None:
+            return []
+        return [t for start, _, threads in groups
+                if start not in dead_starts and not any(lo <= start < hi for lo, hi in dead_ranges)
+                for t in threads]
