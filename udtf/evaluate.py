@@ -54,6 +54,15 @@ class Rows:
             self.order.extend(order)
         self.size += count
 
+    def clear(self):
+        """Forget the partition (in place: compiled conditions stay bound to these containers)."""
+        for mask in self.masks.values():
+            mask.clear()
+        for column in self.values.values():
+            column.clear()
+        self.order.clear()
+        self.size = 0
+
 
 class Options(NamedTuple):
     mode: str = "standard"  # or "flinkcep"
@@ -140,6 +149,10 @@ class Matcher:
         self.holds = [self._hold(s, conditions) for s in states]
         self.closure = [self._closures(states, at_start) for at_start in (False, True)]
         self.flink = options.mode == "flinkcep"
+        self.reset()
+
+    def reset(self):
+        """Start a new partition."""
         self.match_number = 0
         self.finished = False
         self.pos = 0  # next row to read

@@ -9,6 +9,8 @@ An expression is plain JSON data (it travels inside the plan to Spark workers)::
                                      variable set ``vs``, moved physical_n rows (PREV < 0 < NEXT)
     ["agg", fn, vs, name|None]       running aggregate fn in count/sum/avg/min/max over rows of vs
                                      (name None: COUNT(*) / COUNT(v.*))
+    ["navrow", vs, "first"|"last", logical_n, physical_n]
+                                     the row index such a navigation lands on (or None)
     ["classifier", vs]               variable of the last row of vs
     ["match_number"]
     ["call", op, arg...]             SQL operators over the above (see ``_OPS``), with SQL NULLs
@@ -40,8 +42,8 @@ def _vs_key(vs):
 def facts_of(expr, out: dict) -> dict:
     """Collect into ``out`` (an ordered dict used as a set) the facts ``expr`` reads."""
     kind = expr[0]
-    if kind == "nav":
-        _, _, vs, mode, logical, _ = expr
+    if kind in ("nav", "navrow"):
+        vs, mode, logical = expr[-4:-1]
         out[(mode, _vs_key(vs))] = None
         if logical:
             out[("chain",)] = None
@@ -219,7 +221,17 @@ def compile_expr(expr, scope: Scope):
     if kind == "agg":
         return _compile_agg(expr, scope)
     if kind == "nav":
-        return _compile_nav(expr, scope)
+        values = scope.columns[expr[1]]
+        size = scope.size
+        landing = _compile_nav(expr[2:], scope)
+
+        def nav(row, facts, chain, mn):
+            target = landing(row, facts, chain, mn)
+            return None if target is None else values[target]
+
+        return nav
+    if kind == "navrow":
+        return _compile_nav(expr[1:], scope)
     if kind == "case":
         # ["case", cond1, val1, cond2, val2, ..., else]
         parts = [compile_expr(e, scope) for e in expr[1:]]
@@ -323,9 +335,10 @@ def _compile_agg(expr, scope: Scope):
     return lambda row, facts, chain, mn: facts[slot]
 
 
-def _compile_nav(expr, scope: Scope):
-    _, col, vs, mode, logical, physical = expr
-    values = scope.columns[col]
+def _compile_nav(spec, scope: Scope):
+    """``fn -> row index`` of a navigation ``[vs, mode, logical_n, physical_n]`` (None outside
+    the partition or when the variable set has too few rows)."""
+    vs, mode, logical, physical = spec
     size = scope.size
     if not logical:
         slot = scope.facts.index[(mode, _vs_key(vs))]
@@ -335,23 +348,21 @@ def _compile_nav(expr, scope: Scope):
             if target is None:
                 return None
             target += physical
-            return values[target] if 0 <= target < size() else None
+            return target if 0 <= target < size() else None
 
         return nav
     member = (lambda v: True) if vs is None else frozenset(vs).__contains__
 
     def deep_nav(row, facts, chain, mn):
-        rows = []
+        rows = []  # newest first
         node = chain
         while node is not None:
             if member(node[1]):
                 rows.append(node[0])
             node = node[3]
-        # rows are newest first
         if logical >= len(rows):
             return None
-        target = rows[logical] if mode == "last" else rows[len(rows) - 1 - logical]
-        target += physical
-        return values[target] if 0 <= target < size() else None
+        target = (rows[logical] if mode == "last" else rows[len(rows) - 1 - logical]) + physical
+        return target if 0 <= target < size() else None
 
     return deep_nav

@@ -1,0 +1,115 @@
+"""Clause-level analysis of a MATCH_RECOGNIZE: variables, subsets, skip target, semantics.
+
+Errors name the construct and the line:column of the user's SQL.  Identifiers follow Spark:
+unquoted names are case-insensitive (pattern variables are upper-cased, as Trino and Oracle
+report them from CLASSIFIER()), quoted names keep their case.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from udtf.errors import MatchRecognizeError
+from udtf.pattern import parse_pattern, variables
+
+from .parse import MatchRecognizeClause, position
+
+
+def variable_name(identifier: exp.Identifier) -> str:
+    return identifier.name if identifier.args.get("quoted") else identifier.name.upper()
+
+
+def error(message: str, node=None) -> MatchRecognizeError:
+    line, column = (position(node) or (None, None)) if node is not None else (None, None)
+    return MatchRecognizeError(message, line, column)
+
+
+@dataclass
+class Analysis:
+    """What the planner needs to know about the clause, resolved and checked."""
+    clause: MatchRecognizeClause
+    pattern: object  # udtf.pattern IR
+    var_names: list  # primary pattern variables; index = engine variable id
+    subsets: dict  # union variable name -> sorted variable indexes
+    definitions: dict  # variable name -> Definition node
+    mode: str  # "standard" | "flinkcep"
+    skip: str
+    skip_vars: tuple
+    skip_name: str
+    input_columns: dict = field(default_factory=dict)  # lower-case name -> exact name
+
+    def variable_set(self, name: str):
+        """Variable indexes named by a primary or union variable, or None if unknown."""
+        if name in self.subsets:
+            return self.subsets[name]
+        if name in self.var_names:
+            return [self.var_names.index(name)]
+        return None
+
+
+def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
+    pattern_node = clause.pattern
+    pattern = parse_pattern(pattern_node.code, pattern_node.origin)
+    var_names = variables(pattern)
+
+    definitions: dict = {}
+    for definition in clause.definitions:
+        name = variable_name(definition.variable)
+        if name in definitions:
+            raise error(f"DEFINE: pattern variable {name} is defined twice", definition.variable)
+        if name not in var_names:
+            raise error(f"DEFINE: {name} is not a pattern variable of PATTERN", definition.variable)
+        definitions[name] = definition
+
+    subsets: dict = {}
+    for subset in clause.subsets:
+        name = variable_name(subset.this)
+        if name in var_names or name in subsets:
+            raise error(f"SUBSET: {name} is already a pattern variable or subset", subset.this)
+        members = []
+        for member in subset.variables:
+            member_name = variable_name(member)
+            if member_name not in var_names:
+                raise error(f"SUBSET {name}: {member_name} is not a pattern variable", member)
+            members.append(var_names.index(member_name))
+        subsets[name] = sorted(set(members))
+
+    mode = "flinkcep" if clause.semantics == "FLINKCEP" else "standard"
+    skip = clause.skip_kind
+    skip_vars, skip_name = (), ""
+    if skip == "TO":
+        skip = "TO LAST"
+    if skip == "NO SKIP" and mode == "standard":
+        raise error("AFTER MATCH NO SKIP requires SEMANTICS FLINKCEP (standard semantics report one "
+                    "match per start row; use AFTER MATCH SKIP TO NEXT ROW)", clause.skip or clause)
+    if skip in ("TO FIRST", "TO LAST"):
+        target = clause.skip_variable
+        skip_name = variable_name(target)
+        members = subsets.get(skip_name)
+        if members is None:
+            if skip_name not in var_names:
+                raise error(f"AFTER MATCH SKIP {skip}: {skip_name} is not a pattern variable or subset",
+                            target)
+            members = [var_names.index(skip_name)]
+        skip_vars = tuple(members)
+
+    analysis = Analysis(clause, pattern, var_names, subsets, definitions, mode, skip, skip_vars,
+                        skip_name, {c.lower(): c for c in input_columns})
+    for column in clause.partition_by:
+        if not isinstance(column, exp.Column) or column.table:
+            raise error("PARTITION BY: only column names of the input are supported", column)
+        analysis_column(analysis, column)
+    if clause.within is not None and not clause.order:
+        raise error("WITHIN requires ORDER BY (the window is measured on the first ORDER BY key)",
+                    clause.within)
+    return analysis
+
+
+def analysis_column(analysis: Analysis, column: exp.Column) -> str:
+    """The exact input column name a column reference resolves to."""
+    name = analysis.input_columns.get(column.name.lower())
+    if name is None:
+        raise error(f"column {column.name} cannot be resolved; input columns are: "
+                    f"{', '.join(analysis.input_columns.values())}", column)
+    return name

@@ -1,0 +1,1202 @@
+"""SQL front end: Spark SQL + SQL:2016 ``MATCH_RECOGNIZE`` (+ FlinkCEP extensions).
+
+Built on sqlglot (30.30.0) by subclassing its Spark dialect (no fork, no eval/exec).
+The ``SparkCep`` dialect accepts, wherever a table factor may stand (FROM, JOIN
+operands, comma joins, derived tables, CTEs, CREATE [TEMP] VIEW ... AS, CTAS,
+INSERT ... SELECT, and as the input of another MATCH_RECOGNIZE)::
+
+    <table_primary> MATCH_RECOGNIZE (
+      [PARTITION BY expr, ...]
+      [ORDER BY expr [ASC|DESC] [NULLS FIRST|LAST], ...]
+      [MEASURES expr AS name, ...]
+      [ONE ROW PER MATCH | ALL ROWS PER MATCH [SHOW EMPTY MATCHES | OMIT EMPTY MATCHES
+                                               | WITH UNMATCHED ROWS]]
+      [AFTER MATCH SKIP PAST LAST ROW | AFTER MATCH SKIP TO NEXT ROW
+       | AFTER MATCH SKIP TO FIRST v | AFTER MATCH SKIP TO LAST v | AFTER MATCH SKIP TO v
+       | AFTER MATCH NO SKIP]
+      [SEMANTICS STANDARD | SEMANTICS FLINKCEP]
+      PATTERN ( <raw pattern text> )
+      [WITHIN <interval literal>]
+      [SUBSET u = (a, b), ...]
+      [DEFINE v AS cond [UNTIL stop_cond], ...]
+    ) [AS] alias [(col, ...)]
+
+Clauses must appear in this order. No global keyword is added: the clause words
+(MATCH_RECOGNIZE, MEASURES, PATTERN, DEFINE, FIRST, RUNNING, ...) are matched by
+their text only while parsing a MATCH_RECOGNIZE body, so ordinary Spark SQL that
+uses them as column/table names parses exactly as with ``sqlglot``'s Spark dialect.
+The only visible difference outside MATCH_RECOGNIZE: the bare word
+``MATCH_RECOGNIZE`` cannot be used as an implicit table alias.
+
+Public API
+----------
+``parse(sql) -> list[exp.Expr]``          every statement, SparkCep dialect
+``parse_one(sql) -> exp.Expr``            exactly one statement
+``find_match_recognize(tree)``           list of MatchRecognizeClause, innermost first
+``replace_match_recognize(clause, repl)`` swap clause *and its input* for ``repl``
+``to_spark_sql(tree, pretty=False)``     generate SQL with the SparkCep generator
+``position(node) -> (line, column)``     1-based, columns count characters
+``line_col(sql, offset)``                offset -> (line, column)
+``ParseError``                           subclass of udtf.errors.MatchRecognizeError
+                                         (``message``, ``line``, ``column``); every
+                                         syntax/token error is raised as this.
+
+Tree shape (the planner's contract)
+-----------------------------------
+A ``MatchRecognizeClause`` node *replaces the table factor it applies to*: it is the
+``this`` of an ``exp.From`` / ``exp.Join`` (or an element of a join list), and its own
+``this`` is the input relation (``exp.Table`` with optional alias, ``exp.Subquery``,
+...). Properties (all read ``args``):
+
+- ``input``            the input relation (arg ``this``)
+- ``partition_by``     list of expressions                    (arg ``partition_by``)
+- ``order``            list of ``exp.Ordered``                 (arg ``order``)
+- ``measures``         list of ``Measure``                     (arg ``measures``)
+- ``rows``             "ONE" | "ALL SHOW" | "ALL OMIT" | "ALL WITH UNMATCHED"
+                       (arg ``rows`` is an ``exp.Var`` or None; default "ONE";
+                       ``ALL ROWS PER MATCH`` alone means "ALL SHOW")
+- ``skip``             ``SkipTo`` node or None                 (arg ``after``)
+- ``skip_kind``        "PAST LAST ROW" (default) | "TO NEXT ROW" | "TO FIRST" |
+                       "TO LAST" | "TO" | "NO SKIP"
+- ``skip_variable``    ``exp.Identifier`` or None
+- ``semantics``        "STANDARD" (default) | "FLINKCEP"     (arg ``semantics``: exp.Var)
+- ``pattern``          ``Pattern`` node: ``text`` (exact user text between the
+                       parentheses, surrounding whitespace excluded), ``offset``
+                       (0-based character offset of its first character in the SQL),
+                       ``line``/``column`` of that character, ``code`` (the text with
+                       any SQL comments blanked to spaces, same length -- feed this to
+                       ``udtf.pattern.parse_pattern(code, (line, column))``),
+                       ``position_at(i)``
+- ``within``           interval expression (``exp.Interval`` / ``exp.Add`` of them) or None
+- ``subsets``          list of ``SubsetDef``                   (arg ``subsets``)
+- ``definitions``      list of ``Definition``                  (arg ``define``)
+- ``alias``            output alias name ("" if none); arg ``alias`` is an
+                       ``exp.TableAlias`` (may carry column aliases)
+- ``joins``            only set when the clause appears in UPDATE/DELETE-style
+                       ``FROM ... JOIN`` lists parsed with joins attached to the table
+
+Expression nodes used inside MEASURES / DEFINE:
+
+- ``Measure(this=expr, alias=Identifier)``; ``.name`` / ``.alias`` the measure name
+- ``Definition(this=Identifier(var), condition=expr, until=expr|None)``;
+  ``.variable``, ``.name``, ``.condition``, ``.until``
+- ``SubsetDef(this=Identifier(name), expressions=[Identifier, ...])``; ``.variables``
+- ``SkipTo(kind=str, this=Identifier|None)``
+- ``Running(this=expr)`` / ``Final(this=expr)``: prefix modifiers; they bind like a
+  unary operator, e.g. ``FINAL LAST(A.x) - RUNNING FIRST(A.x)`` is
+  ``Sub(Final(Last(A.x)), Running(First(A.x)))``. ``RUNNING (expr)`` / ``FINAL (expr)``
+  wrap an ``exp.Paren``. The modifier applies to the navigation functions and
+  aggregates inside ``this`` that are not themselves wrapped by an inner modifier.
+- ``Prev`` / ``Next`` / ``First`` / ``Last`` (base ``Navigation``, an ``exp.Func``):
+  ``this`` (operand) and ``offset`` (second argument or None). ``Prev``/``Next``
+  have ``physical = True``. Only inside MEASURES/DEFINE/UNTIL; elsewhere Spark's own
+  ``first``/``last`` functions are untouched.
+- ``Classifier(this=Identifier|None)``, ``MatchNumber()`` (both ``exp.Func``)
+- ``A.x`` is an ordinary ``exp.Column`` with ``table=A``; ``COUNT(A.*)`` is
+  ``exp.Count(this=exp.Column(this=exp.Star(), table=A))``; ``COUNT(*)`` is
+  ``exp.Count(this=exp.Star())``; SUM/AVG/MIN/MAX are sqlglot's aggregate classes.
+- Pattern variable identifiers keep sqlglot's ``quoted`` flag: backticks and (in
+  DEFINE / SUBSET / SKIP TO / CLASSIFIER only) Spark "double-quoted strings" give
+  ``quoted=True``; case folding is the analyzer's job.
+
+Positions: after ``parse()`` every node carrying a source token has
+``meta["pos"] = (line, column)`` of its *first* character (sqlglot's own
+``meta["col"]`` is the token's *last* column; do not use it). ``position(node)``
+returns that, or for composite nodes (columns, binary operators, ...) the leftmost
+descendant's position. Functions, literals, parenthesised expressions, unary
+operators, Running/Final, navigation functions, Measure/Definition/SubsetDef,
+SkipTo, Pattern and MatchRecognizeClause (the MATCH_RECOGNIZE keyword) all carry
+their own position.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+import typing as t
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ErrorLevel
+from sqlglot.errors import ParseError as _SqlglotParseError
+from sqlglot.errors import TokenError as _SqlglotTokenError
+from sqlglot.generators.spark import SparkGenerator
+from sqlglot.parsers.spark import SparkParser
+from sqlglot.tokens import Token, TokenType
+
+from udtf.errors import MatchRecognizeError
+
+__all__ = [
+    "ParseError",
+    "SparkCep",
+    "SparkCepParser",
+    "SparkCepGenerator",
+    "MatchRecognizeClause",
+    "Measure",
+    "Definition",
+    "SubsetDef",
+    "SkipTo",
+    "Pattern",
+    "Running",
+    "Final",
+    "Navigation",
+    "Prev",
+    "Next",
+    "First",
+    "Last",
+    "Classifier",
+    "MatchNumber",
+    "parse",
+    "parse_one",
+    "find_match_recognize",
+    "replace_match_recognize",
+    "to_spark_sql",
+    "position",
+    "line_col",
+]
+
+
+class ParseError(MatchRecognizeError):
+    """A syntax error in the user's SQL; ``line``/``column`` are 1-based."""
+
+
+# --------------------------------------------------------------------------------------
+# Positions
+# --------------------------------------------------------------------------------------
+
+
+def line_col(sql: str, offset: int) -> tuple[int, int]:
+    """1-based (line, column) of character ``offset`` in ``sql`` (columns count chars)."""
+    offset = max(0, min(offset, len(sql)))
+    line = sql.count("\n", 0, offset) + 1
+    return line, offset - (sql.rfind("\n", 0, offset) + 1) + 1
+
+
+class _LineIndex:
+    def __init__(self, sql: str) -> None:
+        self.starts = [0] + [i + 1 for i, ch in enumerate(sql) if ch == "\n"]
+
+    def __call__(self, offset: int) -> tuple[int, int]:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return i + 1, offset - self.starts[i] + 1
+
+
+def _pos_from_meta(meta: dict) -> tuple[int, int] | None:
+    pos = meta.get("pos")
+    if pos is not None:
+        return (pos[0], pos[1])
+    line, col = meta.get("line"), meta.get("col")
+    if line is None or col is None:
+        return None
+    start, end = meta.get("start"), meta.get("end")
+    if start is not None and end is not None:
+        # sqlglot records the column of the token's last character
+        col = max(1, col - (end - start))
+    return (line, col)
+
+
+def position(node: exp.Expr | None) -> tuple[int, int] | None:
+    """(line, column) where ``node`` starts in the user's SQL, or None if unknown.
+
+    Uses the node's own token position if it has one, otherwise the leftmost
+    (smallest source offset) position among its descendants.
+    """
+    if node is None:
+        return None
+    own = node._meta
+    if own and ("pos" in own or "line" in own):
+        return _pos_from_meta(own)
+    best: dict | None = None
+    for n in node.walk():
+        m = n._meta
+        if m and "start" in m and (best is None or m["start"] < best["start"]):
+            best = m
+    return _pos_from_meta(best) if best is not None else None
+
+
+def _annotate_positions(tree: exp.Expr, index: _LineIndex) -> None:
+    for node in tree.walk():
+        m = node._meta
+        if m and "start" in m and m["start"] is not None:
+            m["pos"] = index(m["start"])
+
+
+# --------------------------------------------------------------------------------------
+# Expression nodes
+# --------------------------------------------------------------------------------------
+
+ROWS_SQL = {
+    "ONE": "ONE ROW PER MATCH",
+    "ALL SHOW": "ALL ROWS PER MATCH SHOW EMPTY MATCHES",
+    "ALL OMIT": "ALL ROWS PER MATCH OMIT EMPTY MATCHES",
+    "ALL WITH UNMATCHED": "ALL ROWS PER MATCH WITH UNMATCHED ROWS",
+}
+SKIP_KINDS = ("PAST LAST ROW", "TO NEXT ROW", "TO FIRST", "TO LAST", "TO", "NO SKIP")
+SEMANTICS = ("STANDARD", "FLINKCEP")
+
+
+class MatchRecognizeClause(exp.Expression):
+    """``<input> MATCH_RECOGNIZE (...) [AS] alias``; stands where the input table stood."""
+
+    arg_types = {
+        "this": True,
+        "partition_by": False,
+        "order": False,
+        "measures": False,
+        "rows": False,
+        "after": False,
+        "semantics": False,
+        "pattern": True,
+        "within": False,
+        "subsets": False,
+        "define": False,
+        "alias": False,
+        "joins": False,
+    }
+
+    @property
+    def input(self) -> exp.Expr:
+        return self.this
+
+    @property
+    def partition_by(self) -> list[exp.Expr]:
+        return list(self.args.get("partition_by") or [])
+
+    @property
+    def order(self) -> list[exp.Ordered]:
+        return list(self.args.get("order") or [])
+
+    @property
+    def measures(self) -> list[Measure]:
+        return list(self.args.get("measures") or [])
+
+    @property
+    def rows(self) -> str:
+        rows = self.args.get("rows")
+        return rows.name if rows is not None else "ONE"
+
+    @property
+    def skip(self) -> SkipTo | None:
+        return self.args.get("after")
+
+    @property
+    def skip_kind(self) -> str:
+        skip = self.args.get("after")
+        return skip.kind if skip is not None else "PAST LAST ROW"
+
+    @property
+    def skip_variable(self) -> exp.Identifier | None:
+        skip = self.args.get("after")
+        return skip.variable if skip is not None else None
+
+    @property
+    def semantics(self) -> str:
+        sem = self.args.get("semantics")
+        return sem.name if sem is not None else "STANDARD"
+
+    @property
+    def pattern(self) -> Pattern:
+        return self.args["pattern"]
+
+    @property
+    def within(self) -> exp.Expr | None:
+        return self.args.get("within")
+
+    @property
+    def subsets(self) -> list[SubsetDef]:
+        return list(self.args.get("subsets") or [])
+
+    @property
+    def definitions(self) -> list[Definition]:
+        return list(self.args.get("define") or [])
+
+
+class Measure(exp.Expression):
+    """``expr AS name`` in MEASURES."""
+
+    arg_types = {"this": True, "alias": True}
+
+    @property
+    def name(self) -> str:
+        return self.alias
+
+    @property
+    def output_name(self) -> str:
+        return self.alias
+
+
+class Definition(exp.Expression):
+    """``var AS condition [UNTIL stop_condition]`` in DEFINE."""
+
+    arg_types = {"this": True, "condition": True, "until": False}
+
+    @property
+    def variable(self) -> exp.Identifier:
+        return self.this
+
+    @property
+    def condition(self) -> exp.Expr:
+        return self.args["condition"]
+
+    @property
+    def until(self) -> exp.Expr | None:
+        return self.args.get("until")
+
+
+class SubsetDef(exp.Expression):
+    """``name = (var, ...)`` in SUBSET."""
+
+    arg_types = {"this": True, "expressions": True}
+
+    @property
+    def variables(self) -> list[exp.Identifier]:
+        return list(self.expressions)
+
+
+class SkipTo(exp.Expression):
+    """AFTER MATCH SKIP option; ``kind`` is one of SKIP_KINDS, ``this`` the variable."""
+
+    arg_types = {"kind": True, "this": False}
+
+    @property
+    def kind(self) -> str:
+        return self.args["kind"]
+
+    @property
+    def variable(self) -> exp.Identifier | None:
+        return self.this
+
+
+class Pattern(exp.Expression):
+    """Raw PATTERN text (``this``) and where its first character sits in the user's SQL.
+
+    Source positions live in ``meta`` (not in ``args``), so two trees that differ only
+    in layout still compare equal: ``meta["start"]`` is the 0-based offset,
+    ``meta["pos"]`` the (line, column), ``meta["code"]`` the comment-blanked text.
+    """
+
+    arg_types = {"this": False}
+
+    @property
+    def text(self) -> str:  # type: ignore[override]
+        return self.args.get("this") or ""
+
+    @property
+    def code(self) -> str:
+        """The text with SQL comments replaced by spaces (same length, newlines kept)."""
+        return self.meta.get("code") or self.text
+
+    @property
+    def offset(self) -> int | None:
+        return self.meta.get("start")
+
+    @property
+    def origin(self) -> tuple[int, int]:
+        return position(self) or (1, 1)
+
+    @property
+    def line(self) -> int:
+        return self.origin[0]
+
+    @property
+    def column(self) -> int:
+        return self.origin[1]
+
+    def position_at(self, i: int) -> tuple[int, int]:
+        """(line, column) in the user's SQL of character ``i`` of the pattern text."""
+        line, column = self.origin
+        before = self.text[:i]
+        newlines = before.count("\n")
+        if newlines:
+            return (line + newlines, len(before) - before.rfind("\n"))
+        return (line, column + i)
+
+
+class Running(exp.Expression, exp.Condition):
+    """``RUNNING <operand>``."""
+
+    arg_types = {"this": True}
+
+
+class Final(exp.Expression, exp.Condition):
+    """``FINAL <operand>``."""
+
+    arg_types = {"this": True}
+
+
+class Navigation(exp.Expression, exp.Func):
+    """Base of PREV/NEXT (physical) and FIRST/LAST (logical) navigation."""
+
+    arg_types = {"this": True, "offset": False}
+    physical: t.ClassVar[bool] = False
+    sql_keyword: t.ClassVar[str] = ""
+
+    @property
+    def offset(self) -> exp.Expr | None:
+        return self.args.get("offset")
+
+
+class Prev(Navigation):
+    physical = True
+    sql_keyword = "PREV"
+
+
+class Next(Navigation):
+    physical = True
+    sql_keyword = "NEXT"
+
+
+class First(Navigation):
+    sql_keyword = "FIRST"
+
+
+class Last(Navigation):
+    sql_keyword = "LAST"
+
+
+class Classifier(exp.Expression, exp.Func):
+    """``CLASSIFIER()`` / ``CLASSIFIER(var)``."""
+
+    arg_types = {"this": False}
+
+
+class MatchNumber(exp.Expression, exp.Func):
+    """``MATCH_NUMBER()``."""
+
+    arg_types = {}
+
+
+_NODE_CLASSES = (
+    MatchRecognizeClause, Measure, Definition, SubsetDef, SkipTo, Pattern, Running, Final,
+    Navigation, Prev, Next, First, Last, Classifier, MatchNumber,
+)
+# sqlglot derives ``key`` from the class name; keep ours distinct from exp.First/exp.Last/...
+for _cls in _NODE_CLASSES:
+    _cls.key = "mr_" + _cls.__name__.lower()
+
+_NAVIGATION = {"PREV": Prev, "NEXT": Next, "FIRST": First, "LAST": Last}
+
+# --------------------------------------------------------------------------------------
+# Parser
+# --------------------------------------------------------------------------------------
+
+_CLAUSE_ORDER = (
+    "PARTITION BY, ORDER BY, MEASURES, ROWS PER MATCH, AFTER MATCH SKIP, SEMANTICS, "
+    "PATTERN, WITHIN, SUBSET, DEFINE"
+)
+
+# Tokens that cannot occur in a row pattern: seeing one while looking for the
+# PATTERN's closing parenthesis means the parentheses are unbalanced.
+_PATTERN_STOP_TOKENS = frozenset(
+    {
+        TokenType.ALIAS,
+        TokenType.EQ,
+        TokenType.SEMICOLON,
+        TokenType.DOT,
+        TokenType.SELECT,
+        TokenType.FROM,
+        TokenType.WHERE,
+        TokenType.ORDER_BY,
+        TokenType.PARTITION_BY,
+        TokenType.JOIN,
+        TokenType.ON,
+    }
+)
+
+
+def _blank_gaps(sql: str, start: int, tokens: list[Token], text: str) -> str:
+    """``text`` (= sql[start:start+len]) with non-blank characters outside tokens (i.e.
+    comments) replaced by spaces; whitespace, including newlines, is kept as is."""
+    chars = list(text)
+    covered = [False] * len(chars)
+    for tok in tokens:
+        for i in range(tok.start - start, tok.end - start + 1):
+            if 0 <= i < len(chars):
+                covered[i] = True
+    for i, ch in enumerate(chars):
+        if not covered[i] and not ch.isspace():
+            chars[i] = " "
+    return "".join(chars)
+
+
+class SparkCepParser(SparkParser):
+    """Spark parser plus MATCH_RECOGNIZE as a table-factor suffix."""
+
+    def __init__(self, *args: t.Any, **kwargs: t.Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._mr_expr_depth = 0
+
+    def reset(self) -> None:
+        super().reset()
+        self._mr_expr_depth = 0
+
+    # -- errors ---------------------------------------------------------------------
+
+    def raise_error(self, message: str, token: Token | None = None) -> None:
+        token = token or self._curr or self._prev or Token.string("")
+        if self.sql and token.start is not None:
+            line, col = line_col(self.sql, token.start)
+        else:
+            line, col = token.line, token.col
+        count = len(self.errors)
+        try:
+            super().raise_error(message, token)
+        except _SqlglotParseError as e:
+            for err in e.errors:
+                err.setdefault("start_line", line)
+                err.setdefault("start_col", col)
+            raise
+        for err in self.errors[count:]:
+            err.setdefault("start_line", line)
+            err.setdefault("start_col", col)
+
+    # -- positions for expressions that sqlglot leaves without one ------------------
+
+    @staticmethod
+    def _with_pos(node: t.Any, token: Token) -> t.Any:
+        if isinstance(node, exp.Expr) and token:
+            meta = node.meta
+            if "start" not in meta:
+                node.update_positions(token)
+        return node
+
+    def _parse_primary(self) -> exp.Expr | None:
+        token = self._curr
+        return self._with_pos(super()._parse_primary(), token)
+
+    def _parse_interval(
+        self, require_interval: bool = True, parse_function_unit: bool = True
+    ) -> exp.Add | exp.Interval | None:
+        token = self._curr
+        return self._with_pos(
+            super()._parse_interval(
+                require_interval=require_interval, parse_function_unit=parse_function_unit
+            ),
+            token,
+        )
+
+    # -- scoping of MR expression syntax --------------------------------------------
+
+    def _parse_select(self, *args: t.Any, **kwargs: t.Any) -> exp.Expr | None:
+        # a (scalar/EXISTS) subquery inside DEFINE/MEASURES is plain Spark again
+        saved, self._mr_expr_depth = self._mr_expr_depth, 0
+        try:
+            return super()._parse_select(*args, **kwargs)
+        finally:
+            self._mr_expr_depth = saved
+
+    def _is_word(self, token: Token | None, texts: t.Collection[str]) -> bool:
+        return bool(
+            token
+            and token.token_type not in self.TEXT_MATCH_EXCLUDED_TOKENS
+            and token.text.upper() in texts
+        )
+
+    def _peek(self, ahead: int) -> Token | None:
+        i = self._index + ahead
+        return self._tokens[i] if 0 <= i < self._tokens_size else None
+
+    def _at_running_final(self) -> bool:
+        if not self._is_word(self._curr, ("RUNNING", "FINAL")):
+            return False
+        nxt = self._next
+        if not nxt:
+            return False
+        if nxt.token_type == TokenType.L_PAREN:
+            return True
+        after = self._peek(2)
+        wordlike = nxt.token_type == TokenType.IDENTIFIER or (
+            nxt.token_type not in self.TEXT_MATCH_EXCLUDED_TOKENS
+            and (nxt.text[:1].isalpha() or nxt.text[:1] == "_")
+        )
+        return bool(
+            wordlike and after is not None and after.token_type in (TokenType.L_PAREN, TokenType.DOT)
+        )
+
+    def _parse_unary(self) -> exp.Expr | None:
+        token = self._curr
+        if self._mr_expr_depth and self._at_running_final():
+            self._advance()
+            operand = self._parse_unary()
+            if operand is None:
+                self.raise_error(f"Expecting an expression after {token.text.upper()}")
+            klass = Running if token.text.upper() == "RUNNING" else Final
+            return self.expression(klass(this=operand), token=token)
+        return self._with_pos(super()._parse_unary(), token)
+
+    def _parse_function_call(
+        self,
+        functions: dict[str, t.Callable] | None = None,
+        anonymous: bool = False,
+        optional_parens: bool = True,
+        any_token: bool = False,
+    ) -> exp.Expr | None:
+        token = self._curr
+        if (
+            self._mr_expr_depth
+            and token
+            and self._next.token_type == TokenType.L_PAREN
+            and token.token_type not in self.TEXT_MATCH_EXCLUDED_TOKENS
+            and self._prev.token_type != TokenType.DOT
+        ):
+            upper = token.text.upper()
+            if upper in _NAVIGATION:
+                return self._parse_mr_navigation(_NAVIGATION[upper], token)
+            if upper == "CLASSIFIER":
+                return self._parse_mr_classifier(token)
+            if upper == "MATCH_NUMBER":
+                return self._parse_mr_match_number(token)
+        result = super()._parse_function_call(
+            functions=functions,
+            anonymous=anonymous,
+            optional_parens=optional_parens,
+            any_token=any_token,
+        )
+        return self._with_pos(result, token)
+
+    def _parse_mr_navigation(self, klass: type[Navigation], token: Token) -> exp.Expr:
+        name = token.text.upper()
+        self._advance(2)
+        args = self._parse_csv(self._parse_assignment)
+        if not self._match(TokenType.R_PAREN):
+            self.raise_error(f"Expecting ')' to close {name}(")
+        if not args:
+            self.raise_error(f"{name} requires an argument", token)
+        if len(args) > 2:
+            self.raise_error(f"{name} takes at most 2 arguments (expression, offset)", token)
+        return self.expression(
+            klass(this=args[0], offset=args[1] if len(args) > 1 else None), token=token
+        )
+
+    def _parse_mr_classifier(self, token: Token) -> exp.Expr:
+        self._advance(2)
+        var = None
+        if not self._match(TokenType.R_PAREN):
+            var = self._parse_mr_variable()
+            if var is None:
+                self.raise_error("Expecting a pattern variable in CLASSIFIER(...)")
+            if not self._match(TokenType.R_PAREN):
+                self.raise_error("Expecting ')' to close CLASSIFIER(")
+        return self.expression(Classifier(this=var), token=token)
+
+    def _parse_mr_match_number(self, token: Token) -> exp.Expr:
+        self._advance(2)
+        if not self._match(TokenType.R_PAREN):
+            self.raise_error("MATCH_NUMBER() takes no arguments")
+        return self.expression(MatchNumber(), token=token)
+
+    def _parse_mr_expression(self) -> exp.Expr | None:
+        self._mr_expr_depth += 1
+        try:
+            return self._parse_assignment()
+        finally:
+            self._mr_expr_depth -= 1
+
+    # -- MATCH_RECOGNIZE as a table-factor suffix -----------------------------------
+
+    def _at_match_recognize(self) -> bool:
+        return self._curr.token_type == TokenType.VAR and self._curr.text.upper() == "MATCH_RECOGNIZE"
+
+    def _parse_table_alias(
+        self, alias_tokens: t.Collection[TokenType] | None = None
+    ) -> exp.TableAlias | None:
+        if self._at_match_recognize():
+            return None
+        return super()._parse_table_alias(alias_tokens=alias_tokens)
+
+    def _parse_table(
+        self,
+        schema: bool = False,
+        joins: bool = False,
+        alias_tokens: t.Collection[TokenType] | None = None,
+        parse_bracket: bool = False,
+        is_db_reference: bool = False,
+        parse_partition: bool = False,
+        consume_pipe: bool = False,
+    ) -> exp.Expr | None:
+        this = super()._parse_table(
+            schema=schema,
+            joins=joins,
+            alias_tokens=alias_tokens,
+            parse_bracket=parse_bracket,
+            is_db_reference=is_db_reference,
+            parse_partition=parse_partition,
+            consume_pipe=consume_pipe,
+        )
+        if schema or is_db_reference or this is None or not self._at_match_recognize():
+            return this
+        if this.args.get("joins"):
+            self.raise_error("MATCH_RECOGNIZE must directly follow its input table or subquery")
+        clause = self._parse_match_recognize_clause(this)
+        if joins:
+            for join in self._parse_joins(alias_tokens=alias_tokens):
+                clause.append("joins", join)
+        return clause
+
+    def _mr_clause_at_curr(self) -> str | None:
+        tok = self._curr
+        if not tok:
+            return None
+        if tok.token_type == TokenType.PARTITION_BY:
+            return "PARTITION BY"
+        if tok.token_type == TokenType.ORDER_BY:
+            return "ORDER BY"
+        if tok.token_type in self.TEXT_MATCH_EXCLUDED_TOKENS:
+            return None
+        word = tok.text.upper()
+        if word in ("ONE", "ALL"):
+            return "ROWS PER MATCH"
+        if word == "AFTER":
+            return "AFTER MATCH SKIP"
+        if word == "PATTERN" and self._next.token_type == TokenType.L_PAREN:
+            return "PATTERN"
+        if word in ("MEASURES", "SEMANTICS", "WITHIN", "SUBSET", "DEFINE"):
+            return word
+        return None
+
+    def _mr_unexpected(self, expecting: str) -> None:
+        tok = self._curr
+        if not tok:
+            self.raise_error(f"Unexpected end of input in MATCH_RECOGNIZE; expecting {expecting}")
+            return
+        clause = self._mr_clause_at_curr()
+        if clause:
+            self.raise_error(
+                f"{clause} clause is out of order or repeated in MATCH_RECOGNIZE; "
+                f"clauses must appear in the order {_CLAUSE_ORDER}"
+            )
+        self.raise_error(f"Unexpected {tok.text!r} in MATCH_RECOGNIZE; expecting {expecting}")
+
+    def _parse_match_recognize_clause(self, this: exp.Expr) -> MatchRecognizeClause:
+        mr_token = self._curr
+        self._advance()
+        if not self._match(TokenType.L_PAREN):
+            self.raise_error("Expecting '(' after MATCH_RECOGNIZE")
+
+        args: dict[str, t.Any] = {"this": this}
+        args["partition_by"] = self._parse_partition_by() or None
+        if self._match(TokenType.ORDER_BY):
+            args["order"] = self._parse_csv(self._parse_ordered)
+            if not args["order"]:
+                self.raise_error("Expecting an expression after ORDER BY")
+        if self._match_text_seq("MEASURES"):
+            args["measures"] = self._parse_csv(self._parse_mr_measure)
+        args["rows"] = self._parse_mr_rows()
+        args["after"] = self._parse_mr_skip()
+        args["semantics"] = self._parse_mr_semantics()
+        args["pattern"] = self._parse_mr_pattern()
+        if self._match_text_seq("WITHIN"):
+            within = self._parse_bitwise() if self._match(TokenType.INTERVAL, advance=False) else None
+            if within is None or within.find(exp.Interval) is None:
+                self.raise_error("Expecting an INTERVAL literal after WITHIN")
+            args["within"] = within
+        if self._match_text_seq("SUBSET"):
+            args["subsets"] = self._parse_csv(self._parse_mr_subset)
+        if self._match_text_seq("DEFINE"):
+            args["define"] = self._parse_csv(self._parse_mr_definition)
+        if not self._match(TokenType.R_PAREN):
+            self._mr_unexpected("')' to close MATCH_RECOGNIZE")
+
+        args["alias"] = self._parse_table_alias()
+        return self.expression(MatchRecognizeClause(**args), token=mr_token)
+
+    def _parse_mr_variable(self) -> exp.Identifier | None:
+        tok = self._curr
+        if not tok:
+            return None
+        if tok.token_type in (TokenType.IDENTIFIER, TokenType.STRING):
+            quoted = True
+        elif tok.token_type == TokenType.VAR or tok.token_type in self.ID_VAR_TOKENS:
+            quoted = False
+        else:
+            return None
+        self._advance()
+        return self.expression(exp.Identifier(this=tok.text, quoted=quoted), token=tok)
+
+    def _parse_mr_measure(self) -> Measure:
+        start = self._curr
+        expr = self._parse_mr_expression()
+        if expr is None:
+            self.raise_error("Expecting a measure expression")
+        if not self._match(TokenType.ALIAS):
+            self.raise_error("Expecting AS <name> after the measure expression")
+        name = self._parse_id_var(any_token=True)
+        if name is None:
+            self.raise_error("Expecting a measure name after AS")
+        return self.expression(Measure(this=expr, alias=name), token=start)
+
+    def _parse_mr_rows(self) -> exp.Var | None:
+        tok = self._curr
+        if self._match_text_seq("ONE", "ROW", "PER", "MATCH"):
+            value = "ONE"
+        elif self._match_text_seq("ALL", "ROWS", "PER", "MATCH"):
+            if self._match_text_seq("SHOW", "EMPTY", "MATCHES"):
+                value = "ALL SHOW"
+            elif self._match_text_seq("OMIT", "EMPTY", "MATCHES"):
+                value = "ALL OMIT"
+            elif self._match_text_seq("WITH", "UNMATCHED", "ROWS"):
+                value = "ALL WITH UNMATCHED"
+            else:
+                value = "ALL SHOW"
+        elif self._is_word(tok, ("ONE", "ALL")):
+            self.raise_error(
+                "Expecting ONE ROW PER MATCH or ALL ROWS PER MATCH "
+                "[SHOW EMPTY MATCHES | OMIT EMPTY MATCHES | WITH UNMATCHED ROWS]"
+            )
+            return None
+        else:
+            return None
+        return self.expression(exp.Var(this=value), token=tok)
+
+    def _starts_clause_after_skip(self, tok: Token | None, nxt: Token | None) -> bool:
+        if not tok:
+            return True
+        if tok.token_type == TokenType.R_PAREN:
+            return True
+        if self._is_word(tok, ("PATTERN",)) and nxt is not None and nxt.token_type == TokenType.L_PAREN:
+            return True
+        return self._is_word(tok, ("SEMANTICS",)) and self._is_word(nxt, SEMANTICS)
+
+    def _parse_mr_skip(self) -> SkipTo | None:
+        tok = self._curr
+        if not self._match_text_seq("AFTER"):
+            return None
+        if not self._match_text_seq("MATCH"):
+            self.raise_error("Expecting MATCH after AFTER")
+        var = None
+        if self._match_text_seq("NO", "SKIP"):
+            kind = "NO SKIP"
+        elif self._match_text_seq("SKIP"):
+            if self._match_text_seq("PAST", "LAST", "ROW"):
+                kind = "PAST LAST ROW"
+            elif self._match_text_seq("TO", "NEXT", "ROW"):
+                kind = "TO NEXT ROW"
+            elif self._match_text_seq("TO"):
+                if self._is_word(self._curr, ("FIRST", "LAST")) and not self._starts_clause_after_skip(
+                    self._next, self._peek(2)
+                ):
+                    kind = "TO " + self._curr.text.upper()
+                    self._advance()
+                else:
+                    kind = "TO"
+                if self._starts_clause_after_skip(self._curr, self._next):
+                    var = None
+                else:
+                    var = self._parse_mr_variable()
+                if var is None:
+                    self.raise_error(
+                        f"Expecting a pattern variable after AFTER MATCH SKIP {kind}"
+                    )
+            else:
+                self.raise_error(
+                    "Invalid AFTER MATCH SKIP option; expecting PAST LAST ROW, TO NEXT ROW, "
+                    "TO FIRST <variable>, TO LAST <variable> or TO <variable>"
+                )
+                kind = "PAST LAST ROW"
+        else:
+            self.raise_error("Expecting SKIP or NO SKIP after AFTER MATCH")
+            kind = "PAST LAST ROW"
+        return self.expression(SkipTo(kind=kind, this=var), token=tok)
+
+    def _parse_mr_semantics(self) -> exp.Var | None:
+        tok = self._curr
+        if not self._match_text_seq("SEMANTICS"):
+            return None
+        if not self._match_texts(SEMANTICS):
+            self.raise_error("Expecting STANDARD or FLINKCEP after SEMANTICS")
+        return self.expression(exp.Var(this=self._prev.text.upper()), token=tok)
+
+    def _parse_mr_pattern(self) -> Pattern:
+        if not self._is_word(self._curr, ("PATTERN",)):
+            clause = self._mr_clause_at_curr()
+            if (
+                not self._curr
+                or self._curr.token_type == TokenType.R_PAREN
+                or clause in ("WITHIN", "SUBSET", "DEFINE")
+            ):
+                self.raise_error("MATCH_RECOGNIZE requires a PATTERN clause")
+            self._mr_unexpected("PATTERN")
+        self._advance()
+        if not self._match(TokenType.L_PAREN):
+            self.raise_error("Expecting '(' after PATTERN")
+        open_tok = self._prev
+        open_line, open_col = line_col(self.sql, open_tok.start)
+        unbalanced = (
+            f"Unbalanced parentheses in PATTERN: '(' at line {open_line}:{open_col} is never closed"
+        )
+        first_index = self._index
+        depth = 1
+        while True:
+            cur = self._curr
+            if not cur or cur.token_type in _PATTERN_STOP_TOKENS:
+                self.raise_error(unbalanced, open_tok)
+            if cur.token_type == TokenType.L_PAREN:
+                depth += 1
+            elif cur.token_type == TokenType.R_PAREN:
+                depth -= 1
+                if depth == 0:
+                    break
+            self._advance()
+        tokens = self._tokens[first_index : self._index]
+        self._advance()
+
+        if tokens:
+            start, end = tokens[0].start, tokens[-1].end + 1
+        else:
+            start = end = open_tok.end + 1
+        text = self.sql[start:end]
+        code = _blank_gaps(self.sql, start, tokens, text) if tokens else text
+        line, column = line_col(self.sql, start)
+        node = Pattern(this=text)
+        end_line, end_col = line_col(self.sql, max(start, end - 1))
+        node.update_positions(line=end_line, col=end_col, start=start, end=max(start, end - 1))
+        node.meta["pos"] = (line, column)
+        if code != text:
+            node.meta["code"] = code
+        return self.expression(node)
+
+    def _parse_mr_subset(self) -> SubsetDef:
+        tok = self._curr
+        name = self._parse_mr_variable()
+        if name is None:
+            self.raise_error("Expecting a subset name in SUBSET")
+        if not self._match(TokenType.EQ):
+            self.raise_error("Expecting '=' after the SUBSET name")
+        if not self._match(TokenType.L_PAREN):
+            self.raise_error("Expecting '(' with the pattern variables of the SUBSET")
+        variables = self._parse_csv(self._parse_mr_variable)
+        if not variables:
+            self.raise_error("Expecting at least one pattern variable in SUBSET")
+        if not self._match(TokenType.R_PAREN):
+            self.raise_error("Expecting ')' to close the SUBSET variable list")
+        return self.expression(SubsetDef(this=name, expressions=variables), token=tok)
+
+    def _parse_mr_definition(self) -> Definition:
+        tok = self._curr
+        var = self._parse_mr_variable()
+        if var is None:
+            self.raise_error("Expecting a pattern variable name in DEFINE")
+        if not self._match(TokenType.ALIAS):
+            self.raise_error("Expecting AS after the DEFINE variable")
+        condition = self._parse_mr_expression()
+        if condition is None:
+            self.raise_error("Expecting a condition after AS in DEFINE")
+        until = None
+        if self._match_text_seq("UNTIL"):
+            until = self._parse_mr_expression()
+            if until is None:
+                self.raise_error("Expecting a condition after UNTIL")
+        return self.expression(Definition(this=var, condition=condition, until=until), token=tok)
+
+
+# --------------------------------------------------------------------------------------
+# Generator
+# --------------------------------------------------------------------------------------
+
+
+class SparkCepGenerator(SparkGenerator):
+    """Spark generator that can also print the MATCH_RECOGNIZE nodes (round-trippable)."""
+
+    def _mr_matchrecognizeclause_sql(self, e: MatchRecognizeClause) -> str:
+        parts = []
+        if e.partition_by:
+            parts.append("PARTITION BY " + ", ".join(self.sql(x) for x in e.partition_by))
+        if e.order:
+            parts.append("ORDER BY " + ", ".join(self.sql(x) for x in e.order))
+        if e.measures:
+            parts.append("MEASURES " + ", ".join(self.sql(x) for x in e.measures))
+        if e.args.get("rows") is not None:
+            parts.append(ROWS_SQL[e.rows])
+        if e.skip is not None:
+            parts.append(self.sql(e.skip))
+        if e.args.get("semantics") is not None:
+            parts.append(f"SEMANTICS {e.semantics}")
+        parts.append(self.sql(e.pattern))
+        if e.within is not None:
+            parts.append(f"WITHIN {self.sql(e.within)}")
+        if e.subsets:
+            parts.append("SUBSET " + ", ".join(self.sql(x) for x in e.subsets))
+        if e.definitions:
+            parts.append("DEFINE " + ", ".join(self.sql(x) for x in e.definitions))
+        body = self.wrap(self.sep().join(parts))
+        alias = self.sql(e, "alias")
+        alias = f" AS {alias}" if alias else ""
+        joins = self.indent(self.expressions(e, key="joins", sep="", flat=True), skip_first=True)
+        return f"{self.sql(e, 'this')} MATCH_RECOGNIZE {body}{alias}{joins}"
+
+    def _mr_measure_sql(self, e: Measure) -> str:
+        return f"{self.sql(e, 'this')} AS {self.sql(e, 'alias')}"
+
+    def _mr_definition_sql(self, e: Definition) -> str:
+        until = self.sql(e, "until")
+        until = f" UNTIL {until}" if until else ""
+        return f"{self.sql(e, 'this')} AS {self.sql(e, 'condition')}{until}"
+
+    def _mr_subsetdef_sql(self, e: SubsetDef) -> str:
+        return f"{self.sql(e, 'this')} = ({', '.join(self.sql(v) for v in e.variables)})"
+
+    def _mr_skipto_sql(self, e: SkipTo) -> str:
+        if e.kind == "NO SKIP":
+            return "AFTER MATCH NO SKIP"
+        var = self.sql(e, "this")
+        return f"AFTER MATCH SKIP {e.kind}" + (f" {var}" if var else "")
+
+    def _mr_pattern_sql(self, e: Pattern) -> str:
+        return f"PATTERN ({e.text})"
+
+    def _mr_running_sql(self, e: Running) -> str:
+        return f"RUNNING {self.sql(e, 'this')}"
+
+    def _mr_final_sql(self, e: Final) -> str:
+        return f"FINAL {self.sql(e, 'this')}"
+
+    def _mr_navigation_sql(self, e: Navigation) -> str:
+        offset = self.sql(e, "offset")
+        offset = f", {offset}" if offset else ""
+        return f"{e.sql_keyword}({self.sql(e, 'this')}{offset})"
+
+    def _mr_classifier_sql(self, e: Classifier) -> str:
+        return f"CLASSIFIER({self.sql(e, 'this')})"
+
+    def _mr_matchnumber_sql(self, e: MatchNumber) -> str:
+        return "MATCH_NUMBER()"
+
+    TRANSFORMS = {
+        **SparkGenerator.TRANSFORMS,
+        MatchRecognizeClause: _mr_matchrecognizeclause_sql,
+        Measure: _mr_measure_sql,
+        Definition: _mr_definition_sql,
+        SubsetDef: _mr_subsetdef_sql,
+        SkipTo: _mr_skipto_sql,
+        Pattern: _mr_pattern_sql,
+        Running: _mr_running_sql,
+        Final: _mr_final_sql,
+        Prev: _mr_navigation_sql,
+        Next: _mr_navigation_sql,
+        First: _mr_navigation_sql,
+        Last: _mr_navigation_sql,
+        Classifier: _mr_classifier_sql,
+        MatchNumber: _mr_matchnumber_sql,
+    }
+
+
+class SparkCep(Spark):
+    """Spark SQL + MATCH_RECOGNIZE (registered with sqlglot as ``"sparkcep"``)."""
+
+    Parser = SparkCepParser
+    Generator = SparkCepGenerator
+
+
+# --------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------
+
+
+def _token_error(sql: str, tokenizer: t.Any, error: _SqlglotTokenError) -> ParseError:
+    core = getattr(tokenizer, "_core", tokenizer)
+    offset = getattr(core, "_start", None)
+    if not isinstance(offset, int):
+        offset = error.start or 0
+    line, column = line_col(sql, offset)
+    cause = error.__cause__ if isinstance(error.__cause__, Exception) else error
+    detail = str(cause).split(" from ")[0] if isinstance(cause, _SqlglotTokenError) else str(cause)
+    return ParseError(f"cannot tokenize SQL: {detail}", line, column)
+
+
+_SENTINEL_REPR = re.compile(r"<Token token_type: TokenType\.SENTINEL\b[^>]*>")
+_TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.\w+, text: (.*?), line: \d+, col: \d+, .*?>")
+
+
+def _parse_error(error: _SqlglotParseError) -> ParseError:
+    info = error.errors[0] if error.errors else {}
+    message = info.get("description") or str(error)
+    message = _TOKEN_REPR.sub(r"'\1'", _SENTINEL_REPR.sub("end of input", message))
+    line = info.get("start_line", info.get("line"))
+    column = info.get("start_col", info.get("col"))
+    return ParseError(message, line, column)
+
+
+def parse(sql: str) -> list[exp.Expr]:
+    """Parse every statement of ``sql`` with the SparkCep dialect.
+
+    Raises ``ParseError`` (a ``MatchRecognizeError``) with the 1-based line:column of
+    the offending token.
+    """
+    dialect = SparkCep()
+    tokenizer = dialect.tokenizer()
+    try:
+        tokens = tokenizer.tokenize(sql)
+    except _SqlglotTokenError as e:
+        raise _token_error(sql, tokenizer, e) from e
+    parser = dialect.parser(error_level=ErrorLevel.IMMEDIATE)
+    try:
+        trees = parser.parse(tokens, sql)
+    except _SqlglotParseError as e:
+        raise _parse_error(e) from e
+    index = _LineIndex(sql)
+    result = [tree for tree in trees if tree is not None]
+    for tree in result:
+        _annotate_positions(tree, index)
+    return result
+
+
+def parse_one(sql: str) -> exp.Expr:
+    """Parse exactly one statement."""
+    trees = parse(sql)
+    if len(trees) != 1:
+        line, column = (1, 1) if not trees else (position(trees[1]) or (1, 1))
+        raise ParseError(f"expected exactly one SQL statement, found {len(trees)}", line, column)
+    return trees[0]
+
+
+def find_match_recognize(tree: exp.Expr | t.Iterable[exp.Expr]) -> list[MatchRecognizeClause]:
+    """All MatchRecognizeClause nodes, innermost first (a clause always precedes any
+    clause that contains it), otherwise in source order."""
+    roots = [tree] if isinstance(tree, exp.Expr) else list(tree)
+    found: list[MatchRecognizeClause] = []
+    stack: list[tuple[exp.Expr, bool]] = [(root, False) for root in reversed(roots)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            if isinstance(node, MatchRecognizeClause):
+                found.append(node)
+            continue
+        stack.append((node, True))
+        children = sorted(
+            node.iter_expressions(),
+            key=lambda c: (position(c) or (1 << 30, 0)),
+        )
+        stack.extend((child, False) for child in reversed(children))
+    return found
+
+
+def replace_match_recognize(
+    clause: MatchRecognizeClause, replacement: exp.Expr
+) -> exp.Expr:
+    """Replace ``clause`` (together with its input relation) by ``replacement``.
+
+    ``replacement`` may be a query (``exp.Select``/set operation: it is wrapped in an
+    ``exp.Subquery``), a ``Subquery`` or a ``Table``-like factor. If it has no alias,
+    the clause's output alias (``AS m [(cols)]``) is moved onto it; joins attached to
+    the clause (UPDATE/DELETE forms only) are carried over. Returns the node now in
+    the tree.
+    """
+    if isinstance(replacement, exp.Query) and not isinstance(replacement, exp.Subquery):
+        replacement = exp.Subquery(this=replacement)
+    alias = clause.args.get("alias")
+    if alias is not None and "alias" in replacement.arg_types and not replacement.args.get("alias"):
+        replacement.set("alias", alias.copy())
+    for join in clause.args.get("joins") or []:
+        replacement.append("joins", join.copy())
+    clause.replace(replacement)
+    return replacement
+
+
+def to_spark_sql(
+    tree: exp.Expr | t.Iterable[exp.Expr], pretty: bool = False, dialect: t.Any = None
+) -> str:
+    """Generate SQL (SparkCep generator by default; pass ``dialect="spark"`` to insist
+    on plain Spark, which fails on any remaining MATCH_RECOGNIZE node). Several trees
+    are joined with ``;\\n``."""
+    dialect = dialect or SparkCep
+    trees = [tree] if isinstance(tree, exp.Expr) else list(tree)
+    return ";\n".join(t_.sql(dialect=dialect, pretty=pretty) for t_ in trees)

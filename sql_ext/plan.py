@@ -1,0 +1,427 @@
+"""Split DEFINE and MEASURES between Spark and the engine.
+
+Every sub-expression that depends only on the current row and physical navigation from it
+becomes a column of the input subquery (PREV/NEXT = LAG/LEAD over the partition order), so
+Spark's own semantics apply.  What depends on the match state becomes:
+
+* in DEFINE: an engine expression (``udtf.expr``) over those columns; the row-level conjuncts
+  of a condition become one boolean *mask* column the engine reads without running Python;
+* in MEASURES: *atoms* (navigation, aggregate, CLASSIFIER, MATCH_NUMBER, each RUNNING or
+  FINAL) the engine computes, while the expression combining them stays Spark SQL evaluated
+  over the UDTF's output.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from .analyze import Analysis, analysis_column, error, variable_name
+from .parse import (Classifier, Final, First, Last, MatchNumber, Navigation, Next, Prev, Running,
+                    to_spark_sql)
+
+AGGREGATES = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+_STATE_OPS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.EQ: "=",
+              exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=", exp.And: "and",
+              exp.Or: "or"}
+
+
+@dataclass
+class Atom:
+    ir: list  # udtf.expr node ("navrow" for navigations)
+    final: bool
+    column: str | None = None  # for navigations: the column the value is taken from
+    sql: exp.Expression | None = None  # for aggregates: the Spark aggregate giving its type
+
+
+@dataclass
+class Plan:
+    """The split of one MATCH_RECOGNIZE; ``computed`` maps a Spark SQL expression to the name of
+    the input-subquery column computing it."""
+    analysis: Analysis
+    computed: dict = field(default_factory=dict)
+    define: list = field(default_factory=list)  # [var, mask column | None, expr | None]
+    until: list = field(default_factory=list)
+    values: dict = field(default_factory=dict)  # columns the engine reads as python values
+    atoms: list = field(default_factory=list)
+    measures: list = field(default_factory=list)  # (name, Spark expression over atom columns)
+    lookahead: int = 0
+
+    # ---- precomputed columns ------------------------------------------------------------
+    def column_for(self, spark_expr: exp.Expression) -> str:
+        """Name of an input column holding ``spark_expr`` (an input column is used as is)."""
+        if isinstance(spark_expr, exp.Column) and not spark_expr.table:
+            return spark_expr.name
+        sql = to_spark_sql(spark_expr)
+        if sql not in self.computed:
+            self.computed[sql] = f"__mr_c{len(self.computed)}"
+        return self.computed[sql]
+
+    def value_column(self, spark_expr: exp.Expression) -> str:
+        name = self.column_for(spark_expr)
+        self.values[name] = None
+        return name
+
+
+def atom_name(k: int) -> str:
+    return f"__mr_a{k}"
+
+
+def plan(analysis: Analysis) -> Plan:
+    result = Plan(analysis)
+    for name, definition in analysis.definitions.items():
+        var = analysis.var_names.index(name)
+        planner = _Planner(result, defining=var)
+        result.define.append([var, *planner.condition(definition.condition)])
+        if definition.until is not None:
+            planner = _Planner(result, defining=var, until=True)
+            result.until.append([var, *planner.condition(definition.until)])
+    for measure in analysis.clause.measures:
+        planner = _Planner(result, defining=None)
+        result.measures.append((measure.name, planner.measure(measure.this.copy())))
+    return result
+
+
+class _Planner:
+    """Plans one DEFINE condition (``defining`` = its variable) or one measure."""
+
+    def __init__(self, plan_: Plan, defining: int | None, until: bool = False):
+        self.plan = plan_
+        self.analysis = plan_.analysis
+        self.defining = defining
+        self.until = until  # an UNTIL condition: the current row is not mapped
+
+    # ---- variables ------------------------------------------------------------------------
+    def variable_set(self, identifier, node):
+        name = variable_name(identifier)
+        members = self.analysis.variable_set(name)
+        if members is None:
+            raise error(f"{name} is not a pattern variable or subset", node)
+        return members
+
+    def current_row_in(self, members) -> bool:
+        """Does the current row belong to ``members`` (None = every row)?  Only in DEFINE."""
+        if self.defining is None or self.until:
+            return False
+        return members is None or self.defining in members
+
+    # ---- row-level expressions ---------------------------------------------------------
+    def row_level(self, node) -> exp.Expression | None:
+        """Spark expression for ``node`` if it depends on the current row only, else None."""
+        if isinstance(node, (exp.AggFunc, Classifier, MatchNumber, Running, Final)) or \
+                isinstance(node, (First, Last)):
+            return None
+        if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star):
+                return None
+            if node.table:
+                if self.defining is None:
+                    return None
+                members = self.variable_set(node.args["table"], node)
+                if not self.current_row_in(members):
+                    return None
+            name = analysis_column(self.analysis, node)
+            return exp.column(name, quoted=True)
+        if isinstance(node, (Prev, Next)):
+            inner = node.this
+            qualifier = self.qualifier(inner, node)
+            if self.defining is None:
+                return None
+            if qualifier is not None and not self.current_row_in(self.variable_set(qualifier, node)):
+                return None
+            arg = self.row_level(inner) if not _has_navigation(inner) else None
+            if arg is None:
+                return None
+            offset = self.offset(node)
+            fn = "LAG" if isinstance(node, Prev) else "LEAD"
+            return exp.Window(this=exp.Anonymous(this=fn, expressions=[arg, exp.Literal.number(offset)]),
+                              partition_by=[exp.column(self.partition_column(p), quoted=True)
+                                            for p in self.analysis.clause.partition_by],
+                              order=exp.Order(expressions=[self.order_key(o) for o in self.analysis.clause.order]))
+        if isinstance(node, exp.Subquery) or isinstance(node, exp.Select):
+            raise error("subqueries are not supported inside MATCH_RECOGNIZE", node)
+        children = {}
+        for key, value in node.args.items():
+            if isinstance(value, exp.Expression):
+                planned = self.row_level(value)
+                if planned is None:
+                    return None
+                children[key] = planned
+            elif isinstance(value, list):
+                planned_list = []
+                for item in value:
+                    if isinstance(item, exp.Expression):
+                        planned = self.row_level(item)
+                        if planned is None:
+                            return None
+                        planned_list.append(planned)
+                    else:
+                        planned_list.append(item)
+                children[key] = planned_list
+        copy = node.copy()
+        for key, value in children.items():
+            copy.set(key, value)
+        return copy
+
+    def partition_column(self, column):
+        return analysis_column(self.analysis, column)
+
+    def order_key(self, ordered: exp.Ordered) -> exp.Ordered:
+        key = ordered.copy()
+        key.set("this", self.unqualified(ordered.this))
+        return key
+
+    def unqualified(self, node):
+        def strip(n):
+            if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
+                return exp.column(analysis_column(self.analysis, n), quoted=True)
+            return n
+        return node.copy().transform(strip)
+
+    def offset(self, node: Navigation) -> int:
+        offset = node.offset
+        if offset is None:
+            return 1 if node.physical else 0
+        if not isinstance(offset, exp.Literal) or offset.is_string or not offset.name.isdigit():
+            raise error(f"{node.sql_keyword}: the offset must be a non-negative integer literal", offset)
+        return int(offset.name)
+
+    def qualifier(self, node, context):
+        """The single pattern-variable qualifier of the column references in a navigation or
+        aggregate argument (None: unqualified = every row)."""
+        qualifiers = {}
+        for column in node.find_all(exp.Column):
+            if column.table:
+                qualifiers[variable_name(column.args["table"])] = column.args["table"]
+        if len(qualifiers) > 1:
+            raise error(f"{_construct(context)}: all column references in the argument must be "
+                        f"qualified by the same pattern variable, found {', '.join(sorted(qualifiers))}", context)
+        if not qualifiers:
+            return None
+        (identifier,) = qualifiers.values()
+        self.variable_set(identifier, context)
+        return identifier
+
+    def argument_column(self, node, context) -> str:
+        """Precomputed column of a navigation/aggregate argument (qualifiers stripped)."""
+        for inner in node.find_all(exp.AggFunc, Navigation, Classifier, MatchNumber):
+            raise error(f"{_construct(context)}: nested {_construct(inner)} is not allowed in its argument", inner)
+        saved, self.defining = self.defining, None
+        try:
+            spark = self.unqualified(node)
+        finally:
+            self.defining = saved
+        return spark
+
+    # ---- match-state parts -------------------------------------------------------------
+    def navigation(self, node):
+        """(variable set, "first"|"last", logical offset, physical offset, argument) of a
+        navigation, including PREV/NEXT(FIRST/LAST(...))."""
+        physical = 0
+        if isinstance(node, (Prev, Next)):
+            steps = self.offset(node)
+            physical = -steps if isinstance(node, Prev) else steps
+            inner = node.this
+            if isinstance(inner, (First, Last)):
+                node = inner
+            else:
+                qualifier = self.qualifier(inner, node)
+                members = None if qualifier is None else self.variable_set(qualifier, node)
+                return members, "last", 0, physical, inner
+        if isinstance(node, (Prev, Next)):
+            raise error("PREV/NEXT cannot be nested inside PREV/NEXT", node)
+        qualifier = self.qualifier(node.this, node)
+        members = None if qualifier is None else self.variable_set(qualifier, node)
+        mode = "first" if isinstance(node, First) else "last"
+        return members, mode, self.offset(node), physical, node.this
+
+    def aggregate(self, node):
+        fn = AGGREGATES.get(type(node))
+        if fn is None:
+            raise error(f"aggregate {node.sql_name()} is not supported in MATCH_RECOGNIZE "
+                        f"(supported: COUNT, SUM, AVG, MIN, MAX)", node)
+        arg = node.this
+        if isinstance(arg, exp.Distinct):
+            raise error(f"{fn.upper()}(DISTINCT ...) is not supported in MATCH_RECOGNIZE", node)
+        if isinstance(arg, exp.Star):
+            return fn, None, None
+        if isinstance(arg, exp.Column) and isinstance(arg.this, exp.Star):
+            return fn, self.variable_set(arg.args["table"], arg), None
+        qualifier = self.qualifier(arg, node)
+        members = None if qualifier is None else self.variable_set(qualifier, node)
+        return fn, members, arg
+
+    # ---- DEFINE -------------------------------------------------------------------------
+    def condition(self, node):
+        """(mask column | None, state expression | None) for a DEFINE / UNTIL condition."""
+        conjuncts = list(_conjuncts(node))
+        row_parts, state_parts = [], []
+        for conjunct in conjuncts:
+            spark = self.row_level(conjunct)
+            if spark is not None:
+                row_parts.append(spark)
+            else:
+                state_parts.append(self.state(conjunct))
+        mask = None
+        if row_parts:
+            cond = row_parts[0] if len(row_parts) == 1 else exp.and_(*row_parts)
+            mask = self.plan.column_for(exp.Coalesce(this=exp.paren(cond), expressions=[exp.false()]))
+        state = None
+        if state_parts:
+            state = state_parts[0] if len(state_parts) == 1 else ["call", "and", *state_parts]
+        return mask, state
+
+    def state(self, node):
+        """Engine expression for a DEFINE sub-expression that reads the match state."""
+        spark = self.row_level(node)
+        if spark is not None:
+            if isinstance(spark, exp.Literal):
+                return ["lit", spark.name] if spark.is_string else _number(spark.name)
+            if isinstance(spark, exp.Boolean):
+                return ["lit", spark.this]
+            if isinstance(spark, exp.Null):
+                return ["lit", None]
+            return ["col", self.plan.value_column(spark)]
+        if isinstance(node, exp.Paren):
+            return self.state(node.this)
+        if isinstance(node, Running):
+            return self.state(node.this)
+        if isinstance(node, Final):
+            raise error("FINAL is not allowed in DEFINE (conditions see the match as it grows)", node)
+        if isinstance(node, MatchNumber):
+            raise error("MATCH_NUMBER() is not allowed in DEFINE", node)
+        if isinstance(node, Classifier):
+            if node.this is None:
+                return ["lit", self.analysis.var_names[self.defining]] if not self.until else \
+                    ["classifier", None]
+            members = self.variable_set(node.this, node)
+            if self.current_row_in(members):
+                return ["lit", self.analysis.var_names[self.defining]]
+            return ["classifier", members]
+        if isinstance(node, exp.Column):
+            members = self.variable_set(node.args["table"], node)
+            return ["nav", self.plan.value_column(self.unqualified(node)), members, "last", 0, 0]
+        if isinstance(node, Navigation):
+            members, mode, logical, physical, arg = self.navigation(node)
+            if physical > 0:
+                self.plan.lookahead = max(self.plan.lookahead, physical)
+            column = self.plan.value_column(self.argument_column(arg, node))
+            return ["nav", column, members, mode, logical, physical]
+        if isinstance(node, exp.AggFunc):
+            fn, members, arg = self.aggregate(node)
+            column = None if arg is None else self.plan.value_column(self.argument_column(arg, node))
+            return ["agg", fn, members, column]
+        return self.operator(node)
+
+    def operator(self, node):
+        op = _STATE_OPS.get(type(node))
+        if op is not None:
+            return ["call", op, self.state(node.this), self.state(node.expression)]
+        if isinstance(node, exp.Not):
+            return ["call", "not", self.state(node.this)]
+        if isinstance(node, exp.Neg):
+            return ["call", "neg", self.state(node.this)]
+        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+            return ["call", "is_null", self.state(node.this)]
+        if isinstance(node, exp.Coalesce):
+            return ["call", "coalesce", self.state(node.this), *(self.state(e) for e in node.expressions)]
+        if isinstance(node, (exp.Greatest, exp.Least)):
+            name = "greatest" if isinstance(node, exp.Greatest) else "least"
+            return ["call", name, self.state(node.this), *(self.state(e) for e in node.expressions)]
+        if isinstance(node, exp.Abs):
+            return ["call", "abs", self.state(node.this)]
+        if isinstance(node, exp.In) and node.expressions:
+            return ["call", "in", self.state(node.this), *(self.state(e) for e in node.expressions)]
+        if isinstance(node, exp.Between):
+            probe = self.state(node.this)
+            return ["call", "and", ["call", ">=", probe, self.state(node.args["low"])],
+                    ["call", "<=", probe, self.state(node.args["high"])]]
+        if isinstance(node, exp.Case) and node.this is None:
+            parts = []
+            for branch in node.args.get("ifs") or []:
+                parts += [self.state(branch.this), self.state(branch.args["true"])]
+            default = node.args.get("default")
+            return ["case", *parts, self.state(default) if default is not None else ["lit", None]]
+        if isinstance(node, exp.If):
+            false = node.args.get("false")
+            return ["case", self.state(node.this), self.state(node.args["true"]),
+                    self.state(false) if false is not None else ["lit", None]]
+        raise error(f"{_construct(node)} over match state (aggregates, FIRST/LAST, CLASSIFIER or "
+                    "variable columns) is not supported in DEFINE; supported: arithmetic, comparisons, "
+                    "AND/OR/NOT, IS [NOT] NULL, IN, BETWEEN, CASE, IF, COALESCE, ABS, GREATEST, LEAST", node)
+
+    # ---- MEASURES -----------------------------------------------------------------------
+    def measure(self, node, final: bool = False):
+        """The measure as Spark SQL over atom columns."""
+        if isinstance(node, (Running, Final)):
+            return self.measure(node.this, isinstance(node, Final))
+        atom = self.measure_atom(node, final)
+        if atom is not None:
+            return atom
+        for key, value in list(node.args.items()):
+            if isinstance(value, exp.Expression):
+                node.set(key, self.measure(value, final))
+            elif isinstance(value, list):
+                node.set(key, [self.measure(v, final) if isinstance(v, exp.Expression) else v for v in value])
+        return node
+
+    def measure_atom(self, node, final: bool):
+        if isinstance(node, MatchNumber):
+            return self.add_atom(Atom(["match_number"], True))
+        if isinstance(node, Classifier):
+            members = None if node.this is None else self.variable_set(node.this, node)
+            return self.add_atom(Atom(["classifier", members], final))
+        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+            members = None if not node.table else self.variable_set(node.args["table"], node)
+            column = analysis_column(self.analysis, node)
+            return self.add_atom(Atom(["navrow", members, "last", 0, 0], final, column=column))
+        if isinstance(node, Navigation):
+            members, mode, logical, physical, arg = self.navigation(node)
+            column = self.plan.column_for(self.argument_column(arg, node))
+            return self.add_atom(Atom(["navrow", members, mode, logical, physical], final, column=column))
+        if isinstance(node, exp.AggFunc):
+            fn, members, arg = self.aggregate(node)
+            column = None if arg is None else self.plan.value_column(self.argument_column(arg, node))
+            sql = None
+            if fn != "count":
+                sql = type(node)(this=exp.column(column, quoted=True))
+            return self.add_atom(Atom(["agg", fn, members, column], final, sql=sql))
+        return None
+
+    def add_atom(self, atom: Atom) -> exp.Column:
+        for k, existing in enumerate(self.plan.atoms):
+            if existing.ir == atom.ir and existing.final == atom.final and existing.column == atom.column:
+                return exp.column(atom_name(k), quoted=True)
+        self.plan.atoms.append(atom)
+        return exp.column(atom_name(len(self.plan.atoms) - 1), quoted=True)
+
+
+def _conjuncts(node):
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.And):
+        yield from _conjuncts(node.this)
+        yield from _conjuncts(node.expression)
+    else:
+        yield node
+
+
+def _has_navigation(node) -> bool:
+    return any(True for _ in node.find_all(Navigation, exp.AggFunc, Classifier, MatchNumber))
+
+
+def _number(text: str):
+    if text.isdigit():
+        return ["lit", int(text)]
+    lowered = text.lower()
+    if "e" in lowered:
+        return ["lit", float(text)]
+    return ["dec", text]
+
+
+def _construct(node) -> str:
+    if isinstance(node, Navigation):
+        return node.sql_keyword
+    if isinstance(node, exp.Func):
+        return node.sql_name()
+    return type(node).__name__.upper()

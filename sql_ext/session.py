@@ -1,0 +1,64 @@
+"""Entry points: ``transpile(sql)`` and ``enable(spark)``."""
+from __future__ import annotations
+
+import re
+
+from .parse import find_match_recognize, parse, replace_match_recognize, to_spark_sql
+
+_MENTION = re.compile(r"\bMATCH_RECOGNIZE\b", re.IGNORECASE)
+
+
+def transpile(sql: str, spark=None) -> str:
+    """Plain Spark SQL for ``sql``; MATCH_RECOGNIZE clauses become calls of UDTFs registered in
+    ``spark`` (default: the active session).  SQL without MATCH_RECOGNIZE is returned as is."""
+    if not _MENTION.search(sql):
+        return sql
+    trees = parse(sql)
+    if not any(find_match_recognize(tree) for tree in trees):
+        return sql
+    if spark is None:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+        if spark is None:
+            raise RuntimeError("transpile needs a SparkSession: pass spark= or create one first")
+    from .rewrite import Rewrite
+
+    statements = []
+    for tree in trees:
+        _reject_persistent_view(tree)
+        for clause in find_match_recognize(tree):
+            replace_match_recognize(clause, Rewrite(clause, spark).build())
+        statements.append(to_spark_sql(tree))
+    return ";\n".join(statements)
+
+
+def _reject_persistent_view(tree):
+    from sqlglot import exp
+
+    from udtf.errors import MatchRecognizeError
+
+    from .parse import position
+
+    if isinstance(tree, exp.Create) and (tree.args.get("kind") or "").upper() == "VIEW":
+        temporary = any(isinstance(p, exp.TemporaryProperty) for p in tree.find_all(exp.TemporaryProperty))
+        if not temporary:
+            raise MatchRecognizeError(
+                "CREATE VIEW with MATCH_RECOGNIZE must be a TEMPORARY view: the view calls a "
+                "session-scoped function (use CREATE TEMP VIEW, or CREATE TABLE ... AS SELECT)",
+                *(position(tree) or (None, None)))
+
+
+def enable(spark):
+    """Make ``spark.sql`` accept MATCH_RECOGNIZE; other statements pass through untouched."""
+    if getattr(spark.sql, "_sparkcep", False):
+        return spark
+    original = spark.sql
+
+    def sql(sqlQuery, args=None, **kwargs):
+        return original(transpile(sqlQuery, spark), args, **kwargs)
+
+    sql._sparkcep = True
+    sql.__doc__ = original.__doc__
+    spark.sql = sql
+    return spark

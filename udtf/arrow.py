@@ -1,0 +1,163 @@
+"""Arrow in, Arrow out: drive the engine over pre-distributed, pre-sorted record batches.
+
+Spark feeds ``TABLE(SELECT ... DISTRIBUTE BY keys SORT BY keys, order)``: the rows of a
+partition are contiguous and in order, a partition may straddle batches.  ``PartitionRunner``
+finds partition boundaries with vectorized compute, feeds each partition's rows to a
+``Matcher`` batch by batch, and turns matches into output batches (values of navigation
+atoms and carried columns are taken from the original Arrow columns, so types stay exact).
+"""
+from __future__ import annotations
+
+import decimal
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .compile import compile_pattern  # noqa: F401  (re-exported for callers building plans)
+from .emit import Emitter
+from .evaluate import Conditions, Matcher, Options, Rows
+
+
+class PartitionRunner:
+    """Runs one plan (a dict, see ``sql_ext.plan``) over a stream of record batches."""
+
+    def __init__(self, plan: dict, output_schema: pa.Schema):
+        self.plan = plan
+        self.schema = output_schema
+        self.keys = plan["partition"]
+        self.last_key = None
+        self.batches: list = []  # batches of the current partition
+        self.rows = Rows(masks=plan["masks"], values=plan["values"])
+        names = plan["vars"]
+        conditions = Conditions({v: (m, e) for v, m, e in plan["define"]},
+                                {v: (m, e) for v, m, e in plan["until"]}, names, self.rows)
+        options = Options(mode=plan["mode"], skip=plan["skip"], skip_vars=tuple(plan["skip_vars"]),
+                          skip_name=plan["skip_name"], within=plan["within"],
+                          unmatched=plan["rows"] == "ALL WITH UNMATCHED",
+                          max_threads=plan["max_threads"], lookahead=plan["lookahead"])
+        self.matcher = Matcher(plan["program"], conditions, options)
+        atoms = [(expr, final) for expr, final in plan["atoms"]]
+        self.emitter = Emitter(atoms, plan["rows"], names, self.rows.values, lambda: self.rows.size)
+        self.pending: list = []  # OutputRow of the current partition not yet emitted
+
+    # ---- batches ---------------------------------------------------------------------
+    def feed(self, batch: pa.RecordBatch):
+        """Consume one batch; yield output batches for partitions (or matches) completed."""
+        if batch.num_rows == 0:
+            return
+        for lo, hi, new_partition in self._segments(batch):
+            if new_partition and self.batches:
+                yield from self._close_partition()
+            self._append(batch.slice(lo, hi - lo))
+        out = self._flush()
+        if out is not None:
+            yield out
+
+    def finish(self):
+        if self.batches:
+            yield from self._close_partition()
+
+    def _segments(self, batch: pa.RecordBatch):
+        """(lo, hi, starts_new_partition) runs of equal partition keys within the batch."""
+        n = batch.num_rows
+        if not self.keys:
+            yield 0, n, False
+            return
+        change = np.zeros(n, dtype=bool)
+        for name in self.keys:
+            col = batch.column(name)
+            if n > 1:
+                a, b = col.slice(1), col.slice(0, n - 1)
+                differs = pc.fill_null(pc.not_equal(a, b), True)
+                same_null = pc.and_(pc.is_null(a), pc.is_null(b))
+                differs = pc.and_(differs, pc.invert(same_null))
+                change[1:] |= differs.to_numpy(zero_copy_only=False)
+        first_key = tuple(batch.column(name)[0].as_py() for name in self.keys)
+        change[0] = self.last_key is None or first_key != self.last_key
+        self.last_key = tuple(batch.column(name)[n - 1].as_py() for name in self.keys)
+        starts = np.flatnonzero(change).tolist()
+        bounds = ([0] if not starts or starts[0] != 0 else []) + starts + [n]
+        for lo, hi in zip(bounds, bounds[1:]):
+            yield lo, hi, bool(change[lo])
+
+    def _append(self, part: pa.RecordBatch):
+        plan = self.plan
+        masks = {name: pc.fill_null(part.column(name), False).to_numpy(zero_copy_only=False)
+                 for name in plan["masks"]}
+        values = {name: part.column(name).to_pylist() for name in plan["values"]}
+        order = part.column(plan["order_key"]).to_pylist() if plan["order_key"] else None
+        self.batches.append(part)
+        self.rows.append(part.num_rows, masks=masks, values=values, order=order)
+        for match in self.matcher.feed(part.num_rows):
+            self.pending.extend(self.emitter.rows(match))
+
+    def _close_partition(self):
+        for match in self.matcher.finish():
+            self.pending.extend(self.emitter.rows(match))
+        out = self._flush()
+        self.batches = []
+        self.rows.clear()
+        self.matcher.reset()
+        if out is not None:
+            yield out
+
+    # ---- output ----------------------------------------------------------------------
+    def _flush(self):
+        if not self.pending:
+            return None
+        rows, self.pending = self.pending, []
+        table = pa.Table.from_batches(self.batches)
+        sources = pa.array([r.source for r in rows], type=pa.int64())
+        columns = []
+        for field, (kind, ref) in zip(self.schema, self.plan["output"]):
+            if kind == "carry":
+                column = table.column(ref).take(sources)
+            elif kind == "take":
+                atom, source_column = ref
+                index = pa.array([r.atoms[atom] for r in rows], type=pa.int64())
+                column = table.column(source_column).take(index)
+            else:
+                column = _to_arrow([r.atoms[ref] for r in rows], field.type)
+            if isinstance(column, pa.ChunkedArray):
+                column = column.combine_chunks()
+            if column.type != field.type:
+                column = column.cast(field.type)
+            columns.append(column)
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+def _to_arrow(values: list, arrow_type) -> pa.Array:
+    """Python values computed by the engine as an array of Spark's type for them."""
+    if pa.types.is_decimal(arrow_type):
+        quantum = decimal.Decimal(1).scaleb(-arrow_type.scale)
+        values = [None if v is None else decimal.Decimal(v).quantize(quantum, rounding=decimal.ROUND_HALF_UP)
+                  for v in values]
+    elif pa.types.is_floating(arrow_type):
+        values = [None if v is None else float(v) for v in values]
+    return pa.array(values, type=arrow_type)
+
+
+def make_udtf(plan: dict, return_type):
+    """An ``arrow_udtf`` running ``plan``; ``return_type`` is the Spark StructType of its output."""
+    from pyspark.sql.functions import arrow_udtf
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    plan_json = json.dumps(plan)
+    schema_json = return_type.json()
+
+    class MatchRecognize:
+        def __init__(self):
+            from pyspark.sql.types import StructType
+
+            schema = to_arrow_schema(StructType.fromJson(json.loads(schema_json)), timezone="UTC")
+            self.runner = PartitionRunner(json.loads(plan_json), schema)
+
+        def eval(self, batch: pa.RecordBatch):
+            yield from self.runner.feed(batch)
+
+        def terminate(self):
+            yield from self.runner.finish()
+
+    return arrow_udtf(MatchRecognize, returnType=return_type)
