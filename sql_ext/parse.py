@@ -21,12 +21,16 @@ INSERT ... SELECT, and as the input of another MATCH_RECOGNIZE)::
       [DEFINE v AS cond [UNTIL stop_cond], ...]
     ) [AS] alias [(col, ...)]
 
-Clauses must appear in this order. No global keyword is added: the clause words
-(MATCH_RECOGNIZE, MEASURES, PATTERN, DEFINE, FIRST, RUNNING, ...) are matched by
-their text only while parsing a MATCH_RECOGNIZE body, so ordinary Spark SQL that
-uses them as column/table names parses exactly as with ``sqlglot``'s Spark dialect.
-The only visible difference outside MATCH_RECOGNIZE: the bare word
-``MATCH_RECOGNIZE`` cannot be used as an implicit table alias.
+Clauses must appear in this order. ``WITHIN`` takes any Spark interval literal
+(also ``INTERVAL 1 HOUR 30 MINUTES``, which sqlglot represents as an ``exp.Add`` of
+intervals). No global keyword is added and the Spark tokenizer is unchanged:
+``MATCH_RECOGNIZE`` is recognised by its text right after a table factor, and the
+clause words (MEASURES, PATTERN, DEFINE, SUBSET, WITHIN, SEMANTICS, UNTIL, RUNNING,
+FINAL, PREV/NEXT/FIRST/LAST, CLASSIFIER, MATCH_NUMBER, ...) only inside the clause
+body, so ordinary Spark SQL that uses them as column/table/function names parses to
+exactly the same tree as with sqlglot's Spark dialect. The only visible difference
+outside MATCH_RECOGNIZE: the bare word ``MATCH_RECOGNIZE`` cannot be an implicit
+table alias.
 
 Public API
 ----------
@@ -46,7 +50,7 @@ Tree shape (the planner's contract)
 A ``MatchRecognizeClause`` node *replaces the table factor it applies to*: it is the
 ``this`` of an ``exp.From`` / ``exp.Join`` (or an element of a join list), and its own
 ``this`` is the input relation (``exp.Table`` with optional alias, ``exp.Subquery``,
-...). Properties (all read ``args``):
+...). Properties:
 
 - ``input``            the input relation (arg ``this``)
 - ``partition_by``     list of expressions                    (arg ``partition_by``)
@@ -61,12 +65,14 @@ A ``MatchRecognizeClause`` node *replaces the table factor it applies to*: it is
 - ``skip_variable``    ``exp.Identifier`` or None
 - ``semantics``        "STANDARD" (default) | "FLINKCEP"     (arg ``semantics``: exp.Var)
 - ``pattern``          ``Pattern`` node: ``text`` (exact user text between the
-                       parentheses, surrounding whitespace excluded), ``offset``
-                       (0-based character offset of its first character in the SQL),
-                       ``line``/``column`` of that character, ``code`` (the text with
-                       any SQL comments blanked to spaces, same length -- feed this to
-                       ``udtf.pattern.parse_pattern(code, (line, column))``),
-                       ``position_at(i)``
+                       parentheses, surrounding whitespace excluded; "" for
+                       ``PATTERN ()``), ``offset`` (0-based character offset of its
+                       first character in the SQL), ``line``/``column``/``origin`` of
+                       that character, ``code`` (the text with SQL comments replaced
+                       by spaces, same length and line structure -- feed this to
+                       ``udtf.pattern.parse_pattern(p.code, p.origin)``),
+                       ``position_at(i)``. The positions live in ``meta`` (not
+                       ``args``) so that layout does not affect tree equality.
 - ``within``           interval expression (``exp.Interval`` / ``exp.Add`` of them) or None
 - ``subsets``          list of ``SubsetDef``                   (arg ``subsets``)
 - ``definitions``      list of ``Definition``                  (arg ``define``)
@@ -106,7 +112,27 @@ returns that, or for composite nodes (columns, binary operators, ...) the leftmo
 descendant's position. Functions, literals, parenthesised expressions, unary
 operators, Running/Final, navigation functions, Measure/Definition/SubsetDef,
 SkipTo, Pattern and MatchRecognizeClause (the MATCH_RECOGNIZE keyword) all carry
-their own position.
+their own position. Positions survive ``copy()`` and pickling.
+
+Generation: ``to_spark_sql`` prints MATCH_RECOGNIZE back in the syntax above
+(``parse(to_spark_sql(tree))`` gives an equal tree); once every clause has been
+replaced, ``to_spark_sql(tree, dialect="spark")`` is plain Spark SQL (it raises
+``ValueError`` from sqlglot if a MatchRecognizeClause/Running/Final is left).
+
+Limitations
+-----------
+- ``EXPLAIN ...`` is kept by sqlglot's Spark parser as an opaque ``exp.Command``:
+  a MATCH_RECOGNIZE inside it is not parsed (``find_match_recognize`` finds nothing).
+- sqlglot's optimizer/scope code does not know MatchRecognizeClause as a source
+  (``traverse_scope`` lists only the other sources); rewrite before optimizing.
+- In expressions, Spark's ``"..."`` is a string literal, so a pattern variable with
+  a quoted name must be written with backticks there (`` `a b`.price ``); DEFINE,
+  SUBSET, SKIP TO and CLASSIFIER(...) also accept ``"a b"`` as a variable name.
+- ``RUNNING``/``FINAL`` are modifiers only when followed by a function call, a
+  qualified column or ``(``; otherwise they are column names (``running > 1``).
+  So a UDF literally named ``running``/``final`` cannot be called inside the body.
+- A ``TABLESAMPLE`` written after the clause's alias is parsed by sqlglot as a
+  modifier of the enclosing SELECT, not of the clause.
 """
 from __future__ import annotations
 
@@ -503,8 +529,8 @@ _PATTERN_STOP_TOKENS = frozenset(
 )
 
 
-def _blank_gaps(sql: str, start: int, tokens: list[Token], text: str) -> str:
-    """``text`` (= sql[start:start+len]) with non-blank characters outside tokens (i.e.
+def _blank_gaps(start: int, tokens: list[Token], text: str) -> str:
+    """``text`` (= SQL[start:start+len]) with non-blank characters outside tokens (i.e.
     comments) replaced by spaces; whitespace, including newlines, is kept as is."""
     chars = list(text)
     covered = [False] * len(chars)
@@ -944,7 +970,7 @@ class SparkCepParser(SparkParser):
         else:
             start = end = open_tok.end + 1
         text = self.sql[start:end]
-        code = _blank_gaps(self.sql, start, tokens, text) if tokens else text
+        code = _blank_gaps(start, tokens, text) if tokens else text
         line, column = line_col(self.sql, start)
         node = Pattern(this=text)
         end_line, end_col = line_col(self.sql, max(start, end - 1))

@@ -20,6 +20,7 @@ Two output policies over the same automaton:
 """
 from __future__ import annotations
 
+import bisect
 from typing import NamedTuple
 
 from .errors import MatchRecognizeError
@@ -149,6 +150,11 @@ class Matcher:
         self.holds = [self._hold(s, conditions) for s in states]
         self.closure = [self._closures(states, at_start) for at_start in (False, True)]
         self.flink = options.mode == "flinkcep"
+        self.dfa = None
+        if not self.flink and not self.stateful:
+            from .dfa import LazyDFA
+
+            self.dfa = LazyDFA.build(self, program, conditions)
         self.reset()
 
     def reset(self):
@@ -161,6 +167,8 @@ class Matcher:
         self.threads: list = []
         self.best = None
         self.covered = -1  # last row that belongs to a reported match
+        if self.dfa is not None:
+            self.dfa.reset()
 
     # ---- compilation of states -------------------------------------------------------
     def _transitions(self, state, conditions: Conditions):
@@ -303,10 +311,14 @@ class Matcher:
     # ---- standard semantics ----------------------------------------------------------
     def _standard_run(self, out):
         rows = self.rows
+        if self.dfa is not None:
+            self.dfa.sync()
         while True:
             if not self.threads and self.best is None:
                 # begin a new start row
                 if self.start >= rows.size:
+                    return
+                if self.dfa is not None and self._dfa_attempt(out) is False:
                     return
                 self._begin(self.start)
             while self.threads:
@@ -327,7 +339,11 @@ class Matcher:
                 self._check_threads(nxt)
                 self.threads = nxt
                 self.pos = row + 1
-            self._decide(out)
+            best, self.best = self.best, None
+            if best is None:
+                self._decide(out, None, ())
+            else:
+                self._decide(out, best[0], self._rows_of(best[1]))
 
     def _begin(self, start: int):
         self.best = None
@@ -340,23 +356,90 @@ class Matcher:
         self.best = (end, chain)
         return True
 
-    def _decide(self, out):
-        """The threads of ``self.start`` are exhausted: report its match (if any) and move on."""
-        start, best = self.start, self.best
-        self.best = None
-        if best is None:
+    def _dfa_attempt(self, out):
+        """Decide starts with the DFA, from ``self.start`` on, in one tight loop.  Returns False
+        when more rows are needed, None to let the Pike VM decide ``self.start`` (threads wait
+        at ``$`` at the partition end)."""
+        dfa, symbols, starts = self.dfa, self.dfa.symbols, self.dfa.starts
+        limit, size, finished = self._limit(), self.rows.size, self.finished
+        unmatched, within = self.options.unmatched, self.options.within is not None
+        simple_skip = self.options.skip in ("PAST LAST ROW", "TO NEXT ROW")
+        past_last = self.options.skip == "PAST LAST ROW"
+        move = dfa.move
+        initial, initial0 = dfa.initial[False], dfa.initial[True]
+        start = self.start
+        k = bisect.bisect_left(starts, start)
+        while start < size:
+            state, accept_empty = initial0 if start == 0 else initial
+            if start > 0 and not accept_empty:
+                while k < len(starts) and starts[k] < start:
+                    k += 1
+                candidate = starts[k] if k < len(starts) else limit
+                if candidate > start:
+                    if unmatched:
+                        out.extend(Match(None, r, r, ()) for r in range(max(start, self.covered + 1),
+                                                                         min(candidate, size)))
+                    start = candidate
+                    if start >= limit:
+                        break
+            best = (start - 1, None, 0) if accept_empty else None
+            trail, row = [], start
+            while state is not None:
+                if row >= limit:
+                    self.start = start
+                    return None if finished else False
+                if within and not self._within(start, row):
+                    break
+                sym = symbols[row]
+                state, accept, parents = state.moves.get(sym) or move(state, sym)
+                trail.append(parents)
+                if accept is not None:
+                    best = (row, accept, len(trail))
+                row += 1
+            self.start = start
+            if best is None:
+                if unmatched and start > self.covered:
+                    out.append(Match(None, start, start, ()))
+                start += 1
+                continue
+            end, accept, length = best
+            rows = []
+            if accept is not None:
+                origin, var, excluded = accept
+                if var >= 0:
+                    rows.append((end, var, excluded))
+                for j in range(length - 2, -1, -1):
+                    origin, var, excluded = trail[j][origin]
+                    if var >= 0:
+                        rows.append((start + j, var, excluded))
+                rows.reverse()
+            rows = tuple(rows)
+            if not simple_skip:
+                self._decide(out, end, rows)
+                start = self.start
+                continue
+            self.match_number += 1
+            out.append(Match(self.match_number, start, end, rows))
+            if end >= start:
+                self.covered = max(self.covered, end)
+                start = end + 1 if past_last else start + 1
+            else:
+                start += 1
+        self.start = start
+        return False
+
+    def _decide(self, out, end, rows: tuple):
+        """Report the match of ``self.start`` (``end`` None: no match) and move to the next start."""
+        start = self.start
+        if end is None:
             if self.options.unmatched and start > self.covered:
                 out.append(Match(None, start, start, ()))
             self.start = start + 1
             return
-        end, chain = best
         self.match_number += 1
-        rows = self._rows_of(chain)
         out.append(Match(self.match_number, start, end, rows))
         if end >= start:
             self.covered = max(self.covered, end)
-        elif self.options.unmatched and start > self.covered:
-            pass  # an empty match covers no row; the row itself was reported by the empty match
         self.start = self._next_start(start, end, rows)
 
     def _next_start(self, start: int, end: int, rows: tuple) -> int:
