@@ -173,12 +173,18 @@ class _Builder:
             return self._enter(node.body, node.inner, nxt, inner)
 
         def choice(take: int, leave: int) -> int:
+            if node.possessive:
+                # leave only when the next row cannot start another iteration
+                takes = [t[0] for t in self._first_transitions(take, leave) if t[2] >= 0]
+                holds = _or(*takes)
+                if holds is not None:
+                    leave = self.new(["peek", ["not", holds], leave])
             return self.new(["split", [take, leave] if node.greedy else [leave, take]])
 
         if node.max is None:
             loop = self.new(["split", []])
             again = iteration(max(node.min, 1) + 1, loop)
-            self.states[loop][1] = [again, cont] if node.greedy else [cont, again]
+            self.states[loop] = self.states[choice(again, cont)]
             if node.min == 0:
                 return choice(iteration(1, loop), cont)
             nxt = loop

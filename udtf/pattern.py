@@ -8,7 +8,8 @@ Grammar (standard row pattern syntax plus the FlinkCEP extensions)::
     item     := '~' VAR                         negation (notNext / notFollowedBy, by its junction)
               | primary quant? ('UNTIL' VAR)?
     primary  := VAR | '(' alt? ')' | '{-' alt '-}' | PERMUTE '(' alt (',' alt)* ')' | '^' | '$'
-    quant    := ('->' | '->>')? ('*' | '+' | '?' | '{' n '}' | '{' n? ',' m? '}') '?'?
+    quant    := ('->' | '->>')? ('*' | '+' | '?' | '{' n '}' | '{' n? ',' m? '}') ('?' | '+')?
+                                                reluctant '?', possessive '+' (FlinkCEP greedy())
 
 Unquoted variable names are case-insensitive (upper-cased); ``"quoted"`` names keep
 their case.  Every node keeps the (line, column) of its first character in the user's SQL.
@@ -64,6 +65,7 @@ class Repeat:
     inner: str = STRICT  # contiguity between iterations
     until: str | None = None  # variable whose DEFINE is the stop condition
     pos: Pos = (None, None)
+    possessive: bool = False  # leave only when the next row cannot be taken (FlinkCEP greedy())
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,8 @@ def _item(toks: _Tokens):
         if kind not in ("name", "qname"):
             raise toks.error("UNTIL must be followed by a pattern variable")
         toks.next()
-        node = Repeat(node.body, node.min, node.max, node.greedy, node.inner, _var_name(kind, value), node.pos)
+        node = Repeat(node.body, node.min, node.max, node.greedy, node.inner, _var_name(kind, value), node.pos,
+                      node.possessive)
     return node
 
 
@@ -300,13 +303,16 @@ def _quantifier(toks: _Tokens, node, off: int):
     else:
         return node
     toks.next()
-    greedy = True
+    greedy, possessive = True, False
     if toks.at_op("?"):
         toks.next()
         greedy = False
+    elif toks.at_op("+"):
+        toks.next()
+        possessive = True
     if isinstance(node, (Anchor, Neg)):
         raise MatchRecognizeError("an anchor or negation cannot be quantified", *toks.pos(off))
-    result = Repeat(node, low, high, greedy, inner, None, toks.pos(off))
+    result = Repeat(node, low, high, greedy, inner, None, toks.pos(off), possessive)
     if toks.peek()[0] == "brace" or toks.at_op("*", "+"):
         raise toks.error("a quantifier cannot directly follow another quantifier; use parentheses")
     return result
