@@ -16,6 +16,7 @@ import numpy as np
 from .evaluate import ACCEPT
 
 MAX_MASKS = 16
+MAX_STATES = 10_000  # memoized DFA states kept; the memo is flushed beyond (as RE2 does)
 
 
 class _State:
@@ -141,6 +142,8 @@ class LazyDFA:
         key = (threads, initial)
         state = self.states.get(key)
         if state is None:
+            if len(self.states) >= MAX_STATES:
+                self.states.clear()
             state = self.states[key] = _State(threads, initial)
         return state
 
