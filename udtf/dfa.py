@@ -143,6 +143,8 @@ class LazyDFA:
         state = self.states.get(key)
         if state is None:
             if len(self.states) >= MAX_STATES:
+                for old in self.states.values():
+                    old.moves.clear()
                 self.states.clear()
             state = self.states[key] = _State(threads, initial)
         return state
