@@ -3,6 +3,7 @@
 States (plain JSON lists, index = state id)::
 
     ["split", [t1, t2, ...]]            ordered epsilon transitions (t1 preferred)
+    ["split", [t1, t2], exit]           the same for an unbounded loop, naming its exit
     ["consume", [[guard, stop, var, excluded, target], ...]]
                                         ordered transitions reading one row; var -1 = the row
                                         is ignored (relaxed contiguity), otherwise stored in var
@@ -172,21 +173,29 @@ class _Builder:
                 return self.build(node.body, nxt, inner)
             return self._enter(node.body, node.inner, nxt, inner)
 
-        def choice(take: int, leave: int) -> int:
+        def choice(take: int, leave: int, loop: int | None = None) -> int:
             if node.possessive:
                 # leave only when the next row cannot start another iteration
                 takes = [t[0] for t in self._first_transitions(take, leave) if t[2] >= 0]
                 holds = _or(*takes)
                 if holds is not None:
                     leave = self.new(["peek", ["not", holds], leave])
-            return self.new(["split", [take, leave] if node.greedy else [leave, take]])
+            state = ["split", [take, leave] if node.greedy else [leave, take]]
+            if loop is None:
+                return self.new(state)
+            # a loop state also names its exit: an iteration that matched no row ends the loop
+            self.states[loop] = state + [leave]
+            return loop
 
         if node.max is None:
             loop = self.new(["split", []])
-            again = iteration(max(node.min, 1) + 1, loop)
-            self.states[loop] = self.states[choice(again, cont)]
+            choice(iteration(max(node.min, 1) + 1, loop), cont, loop)
             if node.min == 0:
-                return choice(iteration(1, loop), cont)
+                # Appendix A: with min 0 the loop's entry state is also its iteration state, so
+                # relaxed contiguity may skip rows before the first iteration too
+                first = self._enter(node.body, node.inner, loop, inner) if node.inner != STRICT \
+                    else iteration(1, loop)
+                return choice(first, cont)
             nxt = loop
             for k in range(node.min, 0, -1):
                 nxt = iteration(k, nxt)

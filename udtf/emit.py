@@ -41,38 +41,35 @@ class Emitter:
     def rows(self, match: Match) -> list:
         if match.number is None:
             return [OutputRow(match.start, (None,) * self.width)]
-        facts, chain = self.table.initial, None
-        number = match.number
+        facts, number, fold = self.table.initial, match.number, self.table.fold
         if not match.rows:
             if self.omit_empty:
                 return []
-            return [OutputRow(match.start, self._evaluate(match.start, facts, chain, number, self.running + self.final))]
+            return [OutputRow(match.start, self._evaluate(match.start, facts, number, self.running + self.final))]
         if self.one_row:
-            for row, var, excluded in match.rows:
-                facts = self.table.fold(facts, row, var)
-                chain = (row, var, excluded, chain)
+            for row, var, _ in match.rows:
+                facts = fold(facts, row, var)
             last = match.rows[-1][0]
-            return [OutputRow(match.start, self._evaluate(last, facts, chain, number, self.running + self.final))]
+            return [OutputRow(match.start, self._evaluate(last, facts, number, self.running + self.final))]
         states = []
         for row, var, excluded in match.rows:
-            facts = self.table.fold(facts, row, var)
-            chain = (row, var, excluded, chain)
+            facts = fold(facts, row, var)
             if not excluded:
-                states.append((row, facts, chain))
+                states.append((row, facts))
         last = match.rows[-1][0]
-        final = [(k, fn(last, facts, chain, number)) for k, fn in self.final]
+        final = [(k, fn(last, facts, number)) for k, fn in self.final]
         out = []
-        for row, row_facts, row_chain in states:
+        for row, row_facts in states:
             values = [None] * self.width
             for k, fn in self.running:
-                values[k] = fn(row, row_facts, row_chain, number)
+                values[k] = fn(row, row_facts, number)
             for k, value in final:
                 values[k] = value
             out.append(OutputRow(row, tuple(values)))
         return out
 
-    def _evaluate(self, row, facts, chain, number, fns) -> tuple:
+    def _evaluate(self, row, facts, number, fns) -> tuple:
         values = [None] * self.width
         for k, fn in fns:
-            values[k] = fn(row, facts, chain, number)
+            values[k] = fn(row, facts, number)
         return tuple(values)

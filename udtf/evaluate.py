@@ -88,31 +88,29 @@ class Conditions:
         for _, expr in list(define.values()) + list(until.values()):
             if expr is not None:
                 facts_of(expr, needed)
-        self.deep = ("chain",) in needed
         self.table = FactTable(list(needed), rows.values)
         self.scope = Scope(self.table, var_names, lambda: rows.size)
         self.rows = rows
         self.define, self.until = define, until
 
     def literal(self, kind: str, var: int):
-        """``fn(row, facts, chain) -> bool`` for ["def", var] or ["until", var]."""
+        """``fn(row, facts) -> bool`` for ["def", var] or ["until", var]."""
         spec = (self.define if kind == "def" else self.until).get(var)
         if spec is None:
             return None
         mask_name, expr = spec
         mask = self.rows.masks[mask_name] if mask_name is not None else None
         if expr is None:
-            return lambda row, facts, chain: mask[row] == 1
+            return lambda row, facts: mask[row] == 1
         fn = compile_expr(expr, self.scope)
         if kind == "until":
-            state = lambda row, facts, chain: fn(row, facts, chain, None) is True
+            state = lambda row, facts: fn(row, facts, None) is True
         else:
             fold = self.table.fold
-            state = lambda row, facts, chain: fn(row, fold(facts, row, var), (row, var, False, chain),
-                                                  None) is True
+            state = lambda row, facts: fn(row, fold(facts, row, var), None) is True
         if mask is None:
             return state
-        return lambda row, facts, chain: mask[row] == 1 and state(row, facts, chain)
+        return lambda row, facts: mask[row] == 1 and state(row, facts)
 
     def guard(self, formula):
         """Compile a guard formula; None means always true."""
@@ -124,13 +122,13 @@ class Conditions:
         parts = [self.guard(f) for f in formula[1:]]
         if kind == "not":
             (inner,) = parts
-            return (lambda row, facts, chain: False) if inner is None else (
-                lambda row, facts, chain: not inner(row, facts, chain))
-        always = lambda row, facts, chain: True
+            return (lambda row, facts: False) if inner is None else (
+                lambda row, facts: not inner(row, facts))
+        always = lambda row, facts: True
         parts = [p or always for p in parts]
         if kind == "and":
-            return lambda row, facts, chain: all(p(row, facts, chain) for p in parts)
-        return lambda row, facts, chain: any(p(row, facts, chain) for p in parts)
+            return lambda row, facts: all(p(row, facts) for p in parts)
+        return lambda row, facts: any(p(row, facts) for p in parts)
 
 
 class Matcher:
@@ -184,26 +182,39 @@ class Matcher:
 
     def _closures(self, states, at_start: bool):
         """For each state, the consume/hold states and ACCEPT reachable by epsilon moves, in
-        priority order, each once (the paper's EPSCLS)."""
+        priority order, each once (the paper's EPSCLS).  In standard semantics a path that
+        comes back to an unbounded loop without reading a row (an empty iteration) leaves the
+        loop, as in regular expressions (ISO/IEC 19075-5 7.2.8); the paper drops such paths."""
+        empty_iteration_exits = self.options.mode != "flinkcep"
         result = []
         for origin in range(len(states)):
-            found, seen = [], set()
+            found, seen, path = [], set(), set()
 
             def walk(s):
+                if s in path:
+                    state = states[s]
+                    if empty_iteration_exits and state[0] == "split" and len(state) > 2:
+                        walk(state[2])
+                    return
                 if s in seen:
                     return
                 seen.add(s)
                 kind = states[s][0]
                 if kind == "split":
+                    path.add(s)
                     for t in states[s][1]:
                         walk(t)
+                    path.discard(s)
                 elif kind == "bol":
                     if at_start:
+                        path.add(s)
                         walk(states[s][1])
+                        path.discard(s)
                 elif kind == "accept":
                     found.append(ACCEPT)
                 else:
                     found.append(s)
+
             walk(origin)
             result.append(tuple(found))
         return result
@@ -245,7 +256,7 @@ class Matcher:
         hold = self.holds[state]
         if hold is not None:
             guard, target = hold
-            if guard is False or (guard is not None and not guard(row, facts, chain)):
+            if guard is False or (guard is not None and not guard(row, facts)):
                 return False
             local: list = []
             cut = self._add(target, facts, chain, row == 0, local, None,
@@ -255,9 +266,9 @@ class Matcher:
                     return True
             return cut
         for guard, stop, var, excluded, target in self.transitions[state]:
-            if guard is not None and not guard(row, facts, chain):
+            if guard is not None and not guard(row, facts):
                 continue
-            if stop is not None and stop(row, facts, chain):
+            if stop is not None and stop(row, facts):
                 continue
             if var < 0:
                 if chain is None:
@@ -272,14 +283,21 @@ class Matcher:
         return False
 
     def _finish_holds(self, threads, accept):
-        """At the partition end: holds pass (no next row), then look for acceptance."""
+        """At the partition end holds pass (there is no next row); look for acceptance."""
+        end = self.rows.size - 1
         for state, facts, chain in threads:
-            hold = self.holds[state]
-            if hold is None:
-                continue
-            if self._add(hold[1], facts, chain, self.rows.size == 0, [], None,
-                         lambda f, c: accept(f, c, self.rows.size - 1)):
+            if self._end_of_partition(state, facts, chain, lambda f, c: accept(f, c, end)):
                 return
+
+    def _end_of_partition(self, state, facts, chain, accept) -> bool:
+        """Resolve a held thread at the partition end; True when ``accept`` cut the rest."""
+        hold = self.holds[state]
+        if hold is None:
+            return False
+        local: list = []
+        if self._add(hold[1], facts, chain, self.rows.size == 0, local, None, accept):
+            return True
+        return any(self._end_of_partition(s, f, c, accept) for s, f, c in local)
 
     def _within(self, start: int, row: int) -> bool:
         within = self.options.within
@@ -474,14 +492,11 @@ class Matcher:
         if self.finished and self.threads:
             groups = []
             for start, state, facts, chain in self.threads:
-                hold = self.holds[state]
-                if hold is None:
-                    continue
                 accepted: list = []
-                self._add(hold[1], facts, chain, rows.size == 0, [], None,
-                          lambda f, c, accepted=accepted: accepted.append((rows.size - 1, c)) or False)
-                for end, c in accepted[:1]:
-                    groups.append([start, [(end, c)], []])
+                self._end_of_partition(state, facts, chain,
+                                       lambda f, c: accepted.append((rows.size - 1, c)) or False)
+                if accepted:
+                    groups.append([start, accepted[:1], []])
             self._report(groups, out)
             self.threads = []
 
@@ -496,7 +511,7 @@ class Matcher:
         hold = self.holds[state]
         if hold is not None:
             guard, target = hold
-            if guard is False or (guard is not None and not guard(row, facts, chain)):
+            if guard is False or (guard is not None and not guard(row, facts)):
                 return
             local: list = []
             accepted: list = []
@@ -508,9 +523,9 @@ class Matcher:
                 self._flink_step(t, row, start, groups)
             return
         for guard, stop, var, excluded, target in self.transitions[state]:
-            if guard is not None and not guard(row, facts, chain):
+            if guard is not None and not guard(row, facts):
                 continue
-            if stop is not None and stop(row, facts, chain):
+            if stop is not None and stop(row, facts):
                 continue
             if var < 0:
                 if chain is None:

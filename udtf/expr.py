@@ -32,7 +32,8 @@ from .errors import MatchRecognizeError
 _DECIMAL_CONTEXT = decimal.Context(prec=76)
 
 # fact kinds: ("count", vs) ("nn", vs, col) ("sum", vs, col) ("min", vs, col) ("max", vs, col)
-#             ("first", vs) ("last", vs) ("lastvar", vs)
+#             ("first", vs) ("last", vs) ("lastvar", vs): a row index / variable
+#             ("firstn", vs, n) ("lastn", vs, n): the first / last n + 1 row indexes of vs
 
 
 def _vs_key(vs):
@@ -44,9 +45,7 @@ def facts_of(expr, out: dict) -> dict:
     kind = expr[0]
     if kind in ("nav", "navrow"):
         vs, mode, logical = expr[-4:-1]
-        out[(mode, _vs_key(vs))] = None
-        if logical:
-            out[("chain",)] = None
+        out[(mode, _vs_key(vs)) if not logical else (mode + "n", _vs_key(vs), logical)] = None
     elif kind == "agg":
         _, fn, vs, col = expr
         vs = _vs_key(vs)
@@ -72,9 +71,10 @@ class FactTable:
     """The folds a set of expressions reads, and how one row advances them."""
 
     def __init__(self, facts, columns):
-        self.facts = [f for f in facts if f[0] != "chain"]
+        self.facts = list(facts)
         self.index = {f: i for i, f in enumerate(self.facts)}
-        self.initial = tuple(0 if f[0] in ("count", "nn") else None for f in self.facts)
+        self.initial = tuple(0 if f[0] in ("count", "nn") else () if f[0] in ("firstn", "lastn") else None
+                             for f in self.facts)
         self.columns = columns  # name -> python list of values (extended in place)
         self._updaters = [self._updater(f) for f in self.facts]
 
@@ -89,6 +89,12 @@ class FactTable:
             return lambda old, row, var: row if member(var) else old
         if kind == "lastvar":
             return lambda old, row, var: var if member(var) else old
+        if kind == "firstn":
+            keep = fact[2] + 1
+            return lambda old, row, var: old + (row,) if member(var) and len(old) < keep else old
+        if kind == "lastn":
+            keep = fact[2] + 1
+            return lambda old, row, var: (old + (row,))[-keep:] if member(var) else old
         values = self.columns[fact[2]]
         if kind == "nn":
             return lambda old, row, var: old + 1 if member(var) and values[row] is not None else old
@@ -205,19 +211,19 @@ def compile_expr(expr, scope: Scope):
     kind = expr[0]
     if kind == "lit":
         value = expr[1]
-        return lambda row, facts, chain, mn: value
+        return lambda row, facts, mn: value
     if kind == "dec":
         value = decimal.Decimal(expr[1])
-        return lambda row, facts, chain, mn: value
+        return lambda row, facts, mn: value
     if kind == "col":
         values = scope.columns[expr[1]]
-        return lambda row, facts, chain, mn: values[row]
+        return lambda row, facts, mn: values[row]
     if kind == "match_number":
-        return lambda row, facts, chain, mn: mn
+        return lambda row, facts, mn: mn
     if kind == "classifier":
         slot = scope.facts.index[("lastvar", _vs_key(expr[1]))]
         names = scope.var_names
-        return lambda row, facts, chain, mn: None if facts[slot] is None else names[facts[slot]]
+        return lambda row, facts, mn: None if facts[slot] is None else names[facts[slot]]
     if kind == "agg":
         return _compile_agg(expr, scope)
     if kind == "nav":
@@ -225,8 +231,8 @@ def compile_expr(expr, scope: Scope):
         size = scope.size
         landing = _compile_nav(expr[2:], scope)
 
-        def nav(row, facts, chain, mn):
-            target = landing(row, facts, chain, mn)
+        def nav(row, facts, mn):
+            target = landing(row, facts, mn)
             return None if target is None else values[target]
 
         return nav
@@ -237,21 +243,21 @@ def compile_expr(expr, scope: Scope):
         parts = [compile_expr(e, scope) for e in expr[1:]]
         pairs, default = list(zip(parts[0:-1:2], parts[1:-1:2])), parts[-1]
 
-        def case(row, facts, chain, mn):
+        def case(row, facts, mn):
             for cond, value in pairs:
-                if cond(row, facts, chain, mn) is True:
-                    return value(row, facts, chain, mn)
-            return default(row, facts, chain, mn)
+                if cond(row, facts, mn) is True:
+                    return value(row, facts, mn)
+            return default(row, facts, mn)
 
         return case
     if kind != "call":
         raise MatchRecognizeError(f"unknown expression node {kind!r}")
     op, args = expr[1], [compile_expr(e, scope) for e in expr[2:]]
     if op == "and":
-        def conj(row, facts, chain, mn):
+        def conj(row, facts, mn):
             result = True
             for arg in args:
-                value = arg(row, facts, chain, mn)
+                value = arg(row, facts, mn)
                 if value is False:
                     return False
                 if value is None:
@@ -260,10 +266,10 @@ def compile_expr(expr, scope: Scope):
 
         return conj
     if op == "or":
-        def disj(row, facts, chain, mn):
+        def disj(row, facts, mn):
             result = False
             for arg in args:
-                value = arg(row, facts, chain, mn)
+                value = arg(row, facts, mn)
                 if value is True:
                     return True
                 if value is None:
@@ -273,11 +279,11 @@ def compile_expr(expr, scope: Scope):
         return disj
     if op == "not":
         (arg,) = args
-        return lambda row, facts, chain, mn: _not(arg(row, facts, chain, mn))
+        return lambda row, facts, mn: _not(arg(row, facts, mn))
     if op == "coalesce":
-        def coalesce(row, facts, chain, mn):
+        def coalesce(row, facts, mn):
             for arg in args:
-                value = arg(row, facts, chain, mn)
+                value = arg(row, facts, mn)
                 if value is not None:
                     return value
             return None
@@ -286,13 +292,13 @@ def compile_expr(expr, scope: Scope):
     if op == "in":
         probe, options = args[0], args[1:]
 
-        def member(row, facts, chain, mn):
-            value = probe(row, facts, chain, mn)
+        def member(row, facts, mn):
+            value = probe(row, facts, mn)
             if value is None:
                 return None
             saw_null = False
             for option in options:
-                other = option(row, facts, chain, mn)
+                other = option(row, facts, mn)
                 if other is None:
                     saw_null = True
                 elif other == value:
@@ -305,11 +311,11 @@ def compile_expr(expr, scope: Scope):
         raise MatchRecognizeError(f"operator {op!r} is not supported over match state")
     if len(args) == 1:
         (a,) = args
-        return lambda row, facts, chain, mn: fn(a(row, facts, chain, mn))
+        return lambda row, facts, mn: fn(a(row, facts, mn))
     if len(args) == 2:
         a, b = args
-        return lambda row, facts, chain, mn: fn(a(row, facts, chain, mn), b(row, facts, chain, mn))
-    return lambda row, facts, chain, mn: fn(*(arg(row, facts, chain, mn) for arg in args))
+        return lambda row, facts, mn: fn(a(row, facts, mn), b(row, facts, mn))
+    return lambda row, facts, mn: fn(*(arg(row, facts, mn) for arg in args))
 
 
 def _compile_agg(expr, scope: Scope):
@@ -318,11 +324,11 @@ def _compile_agg(expr, scope: Scope):
     index = scope.facts.index
     if fn == "count":
         slot = index[("count", vs) if col is None else ("nn", vs, col)]
-        return lambda row, facts, chain, mn: facts[slot]
+        return lambda row, facts, mn: facts[slot]
     if fn == "avg":
         total, count = index[("sum", vs, col)], index[("nn", vs, col)]
 
-        def average(row, facts, chain, mn):
+        def average(row, facts, mn):
             if not facts[count]:
                 return None
             s = facts[total]
@@ -332,7 +338,7 @@ def _compile_agg(expr, scope: Scope):
 
         return average
     slot = index[(fn, vs, col)]
-    return lambda row, facts, chain, mn: facts[slot]
+    return lambda row, facts, mn: facts[slot]
 
 
 def _compile_nav(spec, scope: Scope):
@@ -343,7 +349,7 @@ def _compile_nav(spec, scope: Scope):
     if not logical:
         slot = scope.facts.index[(mode, _vs_key(vs))]
 
-        def nav(row, facts, chain, mn):
+        def nav(row, facts, mn):
             target = facts[slot]
             if target is None:
                 return None
@@ -351,18 +357,14 @@ def _compile_nav(spec, scope: Scope):
             return target if 0 <= target < size() else None
 
         return nav
-    member = (lambda v: True) if vs is None else frozenset(vs).__contains__
+    slot = scope.facts.index[(mode + "n", _vs_key(vs), logical)]
+    pick = logical if mode == "first" else -1 - logical
 
-    def deep_nav(row, facts, chain, mn):
-        rows = []  # newest first
-        node = chain
-        while node is not None:
-            if member(node[1]):
-                rows.append(node[0])
-            node = node[3]
-        if logical >= len(rows):
+    def deep_nav(row, facts, mn):
+        rows = facts[slot]
+        if len(rows) <= logical:
             return None
-        target = (rows[logical] if mode == "last" else rows[len(rows) - 1 - logical]) + physical
+        target = rows[pick] + physical
         return target if 0 <= target < size() else None
 
     return deep_nav
