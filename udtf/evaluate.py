@@ -478,94 +478,100 @@ class Matcher:
 
     # ---- FlinkCEP semantics ----------------------------------------------------------
     def _flink_run(self, out):
-        rows = self.rows
+        """Algorithm 2: all runs advance over each row in order (start, priority); every
+        configuration a consumed row leads to is one run, reported if it accepts."""
+        rows, closure, transitions, holds = self.rows, self.closure[False], self.transitions, self.holds
+        fold, stateful, initial = self.fold, self.stateful, self.initial_facts
+        within = self.options.within is not None
         while self.pos < self._limit():
             row = self.pos
-            threads = [t for t in self.threads if self._within(t[0], row)]
-            self._add_start(row, threads)
-            groups = []  # [start, accepted (end, chain) list, threads]
+            threads = self.threads
+            if within:
+                threads = [t for t in threads if self._within(t[0], row)]
+            threads = threads + [(row, s, initial, None) for s in self.closure[row == 0][self.start_state]
+                                 if s != ACCEPT]
+            nxt: list = []
+            accepts: list = []  # (start, end, chain) of accepting runs, in run order
             for start, state, facts, chain in threads:
-                self._flink_step((state, facts, chain), row, start, groups)
-            self.threads = self._report(groups, out)
+                if holds[state] is not None:
+                    self._flink_hold(start, state, facts, chain, row, nxt, accepts)
+                    continue
+                for guard, stop, var, excluded, target in transitions[state]:
+                    if guard is not None and not guard(row, facts):
+                        continue
+                    if stop is not None and stop(row, facts):
+                        continue
+                    if var < 0:
+                        if chain is None:
+                            continue
+                        new_facts, new_chain = facts, chain
+                    else:
+                        new_facts = fold(facts, row, var) if stateful else facts
+                        new_chain = (row, var, excluded, chain)
+                    for s in closure[target]:
+                        if s != ACCEPT:
+                            nxt.append((start, s, new_facts, new_chain))
+                        elif var >= 0:
+                            accepts.append((start, row, new_chain))
+            self.threads = self._report(nxt, accepts, out) if accepts else nxt
             self._check_threads(self.threads)
             self.pos = row + 1
         if self.finished and self.threads:
-            groups = []
+            accepts = []
             for start, state, facts, chain in self.threads:
-                accepted: list = []
-                self._end_of_partition(state, facts, chain,
-                                       lambda f, c: accepted.append((rows.size - 1, c)) or False)
-                if accepted:
-                    groups.append([start, accepted[:1], []])
-            self._report(groups, out)
+                found: list = []
+                self._end_of_partition(state, facts, chain, lambda f, c: found.append(c) or False)
+                if found:
+                    accepts.append((start, rows.size - 1, found[0]))
+            self._report([], accepts, out)
             self.threads = []
 
-    def _add_start(self, row, threads):
-        local: list = []
-        self._add(self.start_state, self.initial_facts, None, row == 0, local, None, lambda f, c: False)
-        threads.extend((row, s, f, c) for s, f, c in local)
-
-    def _flink_step(self, thread, row, start, groups):
-        """Each configuration reached by consuming ``row`` becomes one group (a run)."""
-        state, facts, chain = thread
-        hold = self.holds[state]
-        if hold is not None:
-            guard, target = hold
-            if guard is False or (guard is not None and not guard(row, facts)):
-                return
-            local: list = []
-            accepted: list = []
-            self._add(target, facts, chain, row == 0, local, None,
-                      lambda f, c: accepted.append((row - 1, c)) or False)
-            if accepted and chain is not None:
-                groups.append([start, accepted[:1], []])
-            for t in local:
-                self._flink_step(t, row, start, groups)
+    def _flink_hold(self, start, state, facts, chain, row, nxt, accepts):
+        """A run waiting on the next row (notNext) or the partition end (``$``)."""
+        guard, target = self.holds[state]
+        if guard is False or (guard is not None and not guard(row, facts)):
             return
-        for guard, stop, var, excluded, target in self.transitions[state]:
-            if guard is not None and not guard(row, facts):
+        local: list = []
+        found: list = []
+        self._add(target, facts, chain, row == 0, local, None, lambda f, c: found.append(c) or False)
+        if found and chain is not None:
+            accepts.append((start, row - 1, found[0]))
+        for s, f, c in local:
+            if self.holds[s] is not None:
+                self._flink_hold(start, s, f, c, row, nxt, accepts)
                 continue
-            if stop is not None and stop(row, facts):
-                continue
-            if var < 0:
-                if chain is None:
-                    continue
-                new_facts, new_chain = facts, chain
-            else:
-                new_facts = self.fold(facts, row, var) if self.stateful else facts
-                new_chain = (row, var, excluded, chain)
-            local: list = []
-            accepted: list = []
-            self._add(target, new_facts, new_chain, False, local, None,
-                      lambda f, c: accepted.append((row, c)) or False)
-            groups.append([start, accepted[:1] if var >= 0 else [], [(start, s, f, c) for s, f, c in local]])
+            for guard, stop, var, excluded, target in self.transitions[s]:
+                if (guard is None or guard(row, f)) and (stop is None or not stop(row, f)) and \
+                        (var >= 0 or c is not None):
+                    new_facts = self.fold(f, row, var) if var >= 0 and self.stateful else f
+                    new_chain = (row, var, excluded, c) if var >= 0 else c
+                    for t in self.closure[False][target]:
+                        if t != ACCEPT:
+                            nxt.append((start, t, new_facts, new_chain))
+                        elif var >= 0:
+                            accepts.append((start, row, new_chain))
 
-    def _report(self, groups, out) -> list:
-        """Report accepting runs in order and prune runs by the skip strategy (Algorithm 2 step 3)."""
-        skip = self.options.skip
+    def _report(self, threads, accepts, out) -> list:
+        """Report accepting runs in run order and prune the runs by the skip strategy
+        (Algorithm 2 step 3; SKIP TO FIRST/LAST as the FlinkCEP documentation defines them)."""
+        skip, skip_vars = self.options.skip, self.options.skip_vars
         dead_starts: set = set()
         dead_ranges: list = []
-        cleared_at = None
-        for k, (start, accepted, _) in enumerate(groups):
-            if cleared_at is not None:
-                break
+        for start, end, chain in accepts:
             if start in dead_starts or any(lo <= start < hi for lo, hi in dead_ranges):
                 continue
-            for end, chain in accepted:
-                rows = self._rows_of(chain)
-                self.match_number += 1
-                out.append(Match(self.match_number, rows[0][0], end, rows))
-                if skip == "TO NEXT ROW":
-                    dead_starts.add(start)
-                elif skip == "PAST LAST ROW":
-                    cleared_at = k
-                elif skip in ("TO FIRST", "TO LAST"):
-                    targets = [r for r, var, _ in rows if var in self.options.skip_vars]
-                    if targets:
-                        target = targets[0] if skip == "TO FIRST" else targets[-1]
-                        dead_ranges.append((rows[0][0], target))
-        if cleared_at is not None:
-            return []
-        return [t for start, _, threads in groups
-                if start not in dead_starts and not any(lo <= start < hi for lo, hi in dead_ranges)
-                for t in threads]
+            rows = self._rows_of(chain)
+            self.match_number += 1
+            out.append(Match(self.match_number, rows[0][0], end, rows))
+            if skip == "PAST LAST ROW":
+                return []
+            if skip == "TO NEXT ROW":
+                dead_starts.add(start)
+            elif skip in ("TO FIRST", "TO LAST"):
+                targets = [r for r, var, _ in rows if var in skip_vars]
+                if targets:
+                    dead_ranges.append((rows[0][0], targets[0] if skip == "TO FIRST" else targets[-1]))
+        if not dead_starts and not dead_ranges:
+            return threads
+        return [t for t in threads
+                if t[0] not in dead_starts and not any(lo <= t[0] < hi for lo, hi in dead_ranges)]
