@@ -173,11 +173,14 @@ class _Builder:
                 return self.build(node.body, nxt, inner)
             return self._enter(node.body, node.inner, nxt, inner)
 
+        # a possessive loop leaves only when the next row cannot start another iteration; in a
+        # copy built for empty paths only, the body's guards come from a live copy (``probe``)
+        probe = self.build(node.body, cont, (excluded, stop, False)) if dead and node.possessive else None
+
         def choice(take: int, leave: int, loop: int | None = None) -> int:
             if node.possessive:
-                # leave only when the next row cannot start another iteration
-                takes = [t[0] for t in self._first_transitions(take, leave) if t[2] >= 0]
-                holds = _or(*takes)
+                source = take if probe is None else probe
+                holds = _or(*(t[0] for t in self._first_transitions(source, leave) if t[2] >= 0))
                 if holds is not None:
                     leave = self.new(["peek", ["not", holds], leave])
             state = ["split", [take, leave] if node.greedy else [leave, take]]
@@ -191,11 +194,7 @@ class _Builder:
             loop = self.new(["split", []])
             choice(iteration(max(node.min, 1) + 1, loop), cont, loop)
             if node.min == 0:
-                # Appendix A: with min 0 the loop's entry state is also its iteration state, so
-                # relaxed contiguity may skip rows before the first iteration too
-                first = self._enter(node.body, node.inner, loop, inner) if node.inner != STRICT \
-                    else iteration(1, loop)
-                return choice(first, cont)
+                return choice(iteration(1, loop), cont)
             nxt = loop
             for k in range(node.min, 0, -1):
                 nxt = iteration(k, nxt)

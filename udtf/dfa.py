@@ -20,11 +20,12 @@ MAX_STATES = 10_000  # memoized DFA states kept; the memo is flushed beyond (as 
 
 
 class _State:
-    __slots__ = ("threads", "initial", "moves")
+    __slots__ = ("threads", "initial", "moves", "waits_end")
 
-    def __init__(self, threads: tuple, initial: bool):
+    def __init__(self, threads: tuple, initial: bool, waits_end: bool):
         self.threads = threads  # DST consume / eol states, in priority order
         self.initial = initial  # no row consumed yet (a run never starts by ignoring a row)
+        self.waits_end = waits_end  # a thread waits at '$' (accepts at the partition end)
         self.moves: dict = {}  # symbol -> (next _State | None, accept record | None, parents)
 
 
@@ -146,7 +147,7 @@ class LazyDFA:
                 for old in self.states.values():
                     old.moves.clear()
                 self.states.clear()
-            state = self.states[key] = _State(threads, initial)
+            state = self.states[key] = _State(threads, initial, any(self.kind[s] == "eol" for s in threads))
         return state
 
     def _initial(self, at_start: bool):

@@ -163,6 +163,7 @@ class Matcher:
         # standard mode: the start being tried and its live threads
         self.start = 0
         self.threads: list = []
+        self.pending: list = []  # FlinkCEP: accepts of the last row read, reported before the next
         self.best = None
         self.covered = -1  # last row that belongs to a reported match
         if self.dfa is not None:
@@ -253,15 +254,10 @@ class Matcher:
     def _step(self, thread, row, out, seen, accept):
         """Advance one thread over ``row`` (holds are resolved first).  Returns True when cut."""
         state, facts, chain = thread
-        hold = self.holds[state]
-        if hold is not None:
-            guard, target = hold
-            if guard is False or (guard is not None and not guard(row, facts)):
-                return False
-            local: list = []
-            cut = self._add(target, facts, chain, row == 0, local, None,
-                            lambda f, c: accept(f, c, row - 1))
-            for t in local:
+        if self.holds[state] is not None:
+            released: list = []
+            cut = self._release(state, facts, chain, row, released, lambda f, c: accept(f, c, row - 1))
+            for t in released:
                 if self._step(t, row, out, seen, accept):
                     return True
             return cut
@@ -286,18 +282,30 @@ class Matcher:
         """At the partition end holds pass (there is no next row); look for acceptance."""
         end = self.rows.size - 1
         for state, facts, chain in threads:
-            if self._end_of_partition(state, facts, chain, lambda f, c: accept(f, c, end)):
+            if self.holds[state] is not None and \
+                    self._release(state, facts, chain, None, [], lambda f, c: accept(f, c, end)):
                 return
 
-    def _end_of_partition(self, state, facts, chain, accept) -> bool:
-        """Resolve a held thread at the partition end; True when ``accept`` cut the rest."""
-        hold = self.holds[state]
-        if hold is None:
+    def _release(self, state, facts, chain, row, out, accept, visited=frozenset()) -> bool:
+        """Resolve a thread held before ``row`` is read (None: at the partition end, where every
+        hold passes).  The threads it releases go to ``out`` in priority order; ``accept`` is
+        called as in ``_add``.  True when cut.  A hold reached again without reading a row is
+        not resolved twice (no state repeats on an epsilon path)."""
+        if state in visited:
             return False
+        guard, target = self.holds[state]
+        if row is not None and (guard is False or (guard is not None and not guard(row, facts))):
+            return False
+        position = self.rows.size if row is None else row
         local: list = []
-        if self._add(hold[1], facts, chain, self.rows.size == 0, local, None, accept):
-            return True
-        return any(self._end_of_partition(s, f, c, accept) for s, f, c in local)
+        cut = self._add(target, facts, chain, position == 0, local, None, accept)
+        visited = visited | {state}
+        for s, f, c in local:
+            if self.holds[s] is None:
+                out.append((s, f, c))
+            elif self._release(s, f, c, row, out, accept, visited):
+                return True
+        return cut
 
     def _within(self, start: int, row: int) -> bool:
         within = self.options.within
@@ -404,6 +412,8 @@ class Matcher:
             trail, row = [], start
             while state is not None:
                 if row >= limit:
+                    if finished and not state.waits_end:
+                        break  # the partition ended: the live threads can never accept
                     self.start = start
                     return None if finished else False
                 if within and not self._within(start, row):
@@ -479,23 +489,23 @@ class Matcher:
     # ---- FlinkCEP semantics ----------------------------------------------------------
     def _flink_run(self, out):
         """Algorithm 2: all runs advance over each row in order (start, priority); every
-        configuration a consumed row leads to is one run, reported if it accepts."""
-        rows, closure, transitions, holds = self.rows, self.closure[False], self.transitions, self.holds
+        configuration a consumed row leads to is one run.  The runs that accept after row p are
+        reported before row p + 1 is read, once runs waiting on that row (notNext, a possessive
+        loop, ``$``) know whether they accept at p too, so the order is end row, start row,
+        priority."""
+        closure, transitions, holds = self.closure[False], self.transitions, self.holds
         fold, stateful, initial = self.fold, self.stateful, self.initial_facts
         within = self.options.within is not None
         while self.pos < self._limit():
             row = self.pos
-            threads = self.threads
+            threads = self._report(*self._flink_release(row), out)
             if within:
                 threads = [t for t in threads if self._within(t[0], row)]
-            threads = threads + [(row, s, initial, None) for s in self.closure[row == 0][self.start_state]
-                                 if s != ACCEPT]
+            threads += [(row, s, initial, None) for s in self.closure[row == 0][self.start_state]
+                        if s != ACCEPT and holds[s] is None]
             nxt: list = []
-            accepts: list = []  # (start, end, chain) of accepting runs, in run order
+            accepts: list = []  # (position in nxt, 0, start, end, chain)
             for start, state, facts, chain in threads:
-                if holds[state] is not None:
-                    self._flink_hold(start, state, facts, chain, row, nxt, accepts)
-                    continue
                 for guard, stop, var, excluded, target in transitions[state]:
                     if guard is not None and not guard(row, facts):
                         continue
@@ -512,44 +522,32 @@ class Matcher:
                         if s != ACCEPT:
                             nxt.append((start, s, new_facts, new_chain))
                         elif var >= 0:
-                            accepts.append((start, row, new_chain))
-            self.threads = self._report(nxt, accepts, out) if accepts else nxt
-            self._check_threads(self.threads)
+                            accepts.append((len(nxt), 0, start, row, new_chain))
+            self._check_threads(nxt)
+            self.threads, self.pending = nxt, accepts
             self.pos = row + 1
-        if self.finished and self.threads:
-            accepts = []
-            for start, state, facts, chain in self.threads:
-                found: list = []
-                self._end_of_partition(state, facts, chain, lambda f, c: found.append(c) or False)
-                if found:
-                    accepts.append((start, rows.size - 1, found[0]))
-            self._report([], accepts, out)
-            self.threads = []
+        if self.finished:
+            self._report(*self._flink_release(None), out)
+            self.threads, self.pending = [], []
 
-    def _flink_hold(self, start, state, facts, chain, row, nxt, accepts):
-        """A run waiting on the next row (notNext) or the partition end (``$``)."""
-        guard, target = self.holds[state]
-        if guard is False or (guard is not None and not guard(row, facts)):
-            return
-        local: list = []
-        found: list = []
-        self._add(target, facts, chain, row == 0, local, None, lambda f, c: found.append(c) or False)
-        if found and chain is not None:
-            accepts.append((start, row - 1, found[0]))
-        for s, f, c in local:
-            if self.holds[s] is not None:
-                self._flink_hold(start, s, f, c, row, nxt, accepts)
+    def _flink_release(self, row):
+        """(runs ready to read ``row``, accepts to report now): held runs are resolved against
+        ``row`` (None: the partition end); their accepts join the pending ones in run order."""
+        ready: list = []
+        accepts = list(self.pending)
+        end = (self.rows.size if row is None else row) - 1
+        for index, (start, state, facts, chain) in enumerate(self.threads):
+            if self.holds[state] is None:
+                ready.append((start, state, facts, chain))
                 continue
-            for guard, stop, var, excluded, target in self.transitions[s]:
-                if (guard is None or guard(row, f)) and (stop is None or not stop(row, f)) and \
-                        (var >= 0 or c is not None):
-                    new_facts = self.fold(f, row, var) if var >= 0 and self.stateful else f
-                    new_chain = (row, var, excluded, c) if var >= 0 else c
-                    for t in self.closure[False][target]:
-                        if t != ACCEPT:
-                            nxt.append((start, t, new_facts, new_chain))
-                        elif var >= 0:
-                            accepts.append((start, row, new_chain))
+            released: list = []
+            found: list = []
+            self._release(state, facts, chain, row, released, lambda f, c: found.append(c) or False)
+            if found and chain is not None:
+                accepts.append((index, 1, start, end, found[0]))
+            ready += [(start, s, f, c) for s, f, c in released]
+        accepts.sort(key=lambda a: a[:2])
+        return ready, [a[2:] for a in accepts]
 
     def _report(self, threads, accepts, out) -> list:
         """Report accepting runs in run order and prune the runs by the skip strategy

@@ -1,0 +1,1 @@
+"""Runnable examples and the local SparkSession helper (``sql_examples.local_spark``)."""
