@@ -501,8 +501,7 @@ class Matcher:
             threads = self._report(*self._flink_release(row), out)
             if within:
                 threads = [t for t in threads if self._within(t[0], row)]
-            threads += [(row, s, initial, None) for s in self.closure[row == 0][self.start_state]
-                        if s != ACCEPT and holds[s] is None]
+            threads += [(row, s, f, c) for s, f, c in self._starting(row)]
             nxt: list = []
             accepts: list = []  # (position in nxt, 0, start, end, chain)
             for start, state, facts, chain in threads:
@@ -529,6 +528,18 @@ class Matcher:
         if self.finished:
             self._report(*self._flink_release(None), out)
             self.threads, self.pending = [], []
+
+    def _starting(self, row) -> list:
+        """The threads of a run starting at ``row`` (its waits on ``row`` resolved)."""
+        threads: list = []
+        for s in self.closure[row == 0][self.start_state]:
+            if s == ACCEPT:
+                continue  # a run stores at least one row
+            if self.holds[s] is None:
+                threads.append((s, self.initial_facts, None))
+            else:
+                self._release(s, self.initial_facts, None, row, threads, lambda f, c: False)
+        return threads
 
     def _flink_release(self, row):
         """(runs ready to read ``row``, accepts to report now): held runs are resolved against
