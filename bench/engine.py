@@ -18,6 +18,7 @@ import numpy as np
 from udtf.compile import compile_pattern
 from udtf.evaluate import Conditions, Matcher, Options, Rows
 from udtf.pattern import parse_pattern, variables
+from udtf.runs import MatchBlock
 
 
 def run(pattern, masks, define, values=None, until=None, order=None, **options):
@@ -28,7 +29,8 @@ def run(pattern, masks, define, values=None, until=None, order=None, **options):
     index = {n: i for i, n in enumerate(names)}
     conditions = Conditions({index[v]: spec for v, spec in define.items()},
                             {index[v]: spec for v, spec in (until or {}).items()}, names, rows)
-    matcher = Matcher(compile_pattern(node, names, untils=set(until or {})), conditions, Options(**options))
+    matcher = Matcher(compile_pattern(node, names, untils=set(until or {})), conditions,
+                      Options(blocks=True, **options))
     n = len(next(iter(masks.values())))
     found = 0
     start = time.perf_counter()
@@ -37,9 +39,13 @@ def run(pattern, masks, define, values=None, until=None, order=None, **options):
         rows.append(hi - lo, masks={k: m[lo:hi] for k, m in masks.items()},
                     values={k: v[lo:hi] for k, v in (values or {}).items()},
                     order=order[lo:hi] if order is not None else None)
-        found += len(matcher.feed(hi - lo))
-    found += len(matcher.finish())
+        found += count(matcher.feed(hi - lo))
+    found += count(matcher.finish())
     return found, time.perf_counter() - start
+
+
+def count(matches) -> int:
+    return sum(len(m) if isinstance(m, MatchBlock) else 1 for m in matches)
 
 
 def cases(n: int, rng):

@@ -36,11 +36,11 @@ class PartitionRunner:
         options = Options(mode=plan["mode"], skip=plan["skip"], skip_vars=tuple(plan["skip_vars"]),
                           skip_name=plan["skip_name"], within=plan["within"],
                           unmatched=plan["rows"] == "ALL WITH UNMATCHED",
-                          max_threads=plan["max_threads"], lookahead=plan["lookahead"])
+                          max_threads=plan["max_threads"], lookahead=plan["lookahead"], blocks=True)
         self.matcher = Matcher(plan["program"], conditions, options)
         atoms = [(expr, final) for expr, final in plan["atoms"]]
         self.emitter = Emitter(atoms, plan["rows"], names, self.rows.values, lambda: self.rows.size)
-        self.pending: list = []  # OutputRow of the current partition not yet emitted
+        self.pending: list = []  # matches of the current partition not yet emitted
 
     # ---- batches ---------------------------------------------------------------------
     def feed(self, batch: pa.RecordBatch):
@@ -90,12 +90,10 @@ class PartitionRunner:
         order = part.column(plan["order_key"]).to_pylist() if plan["order_key"] else None
         self.batches.append(part)
         self.rows.append(part.num_rows, masks=masks, values=values, order=order)
-        for match in self.matcher.feed(part.num_rows):
-            self.pending.extend(self.emitter.rows(match))
+        self.pending += self.matcher.feed(part.num_rows)
 
     def _close_partition(self):
-        for match in self.matcher.finish():
-            self.pending.extend(self.emitter.rows(match))
+        self.pending += self.matcher.finish()
         out = self._flush()
         self.batches = []
         self.rows.clear()
@@ -107,19 +105,23 @@ class PartitionRunner:
     def _flush(self):
         if not self.pending:
             return None
-        rows, self.pending = self.pending, []
+        matches, self.pending = self.pending, []
+        sources, atoms = self.emitter.emit(matches)
+        sources = pa.concat_arrays([pa.array(chunk, type=pa.int64()) for chunk in sources])
+        if not len(sources):
+            return None
         table = pa.Table.from_batches(self.batches)
-        sources = pa.array([r.source for r in rows], type=pa.int64())
         columns = []
         for field, (kind, ref) in zip(self.schema, self.plan["output"]):
             if kind == "carry":
                 column = table.column(ref).take(sources)
             elif kind == "take":
                 atom, source_column = ref
-                index = pa.array([r.atoms[atom] for r in rows], type=pa.int64())
+                index = pa.concat_arrays([chunk if isinstance(chunk, pa.Array) else pa.array(chunk, type=pa.int64())
+                                          for chunk in atoms[atom]])
                 column = table.column(source_column).take(index)
             else:
-                column = _to_arrow([r.atoms[ref] for r in rows], field.type)
+                column = _to_arrow([v for chunk in atoms[ref] for v in chunk], field.type)
             if isinstance(column, pa.ChunkedArray):
                 column = column.combine_chunks()
             if column.type != field.type:

@@ -18,6 +18,8 @@ tentatively mapped to v), ["until", v] (v's UNTIL condition, the row not mapped)
 ["not", g], ["and", g...], ["or", g...].  A transition fires when ``guard`` is true and
 ``stop`` (the enclosing UNTIL conditions, or None) is not.
 
+``sequence`` describes a strict sequence of quantified variables (see ``runs``), or is None.
+
 Construction follows Appendix A of the DST paper in continuation-passing style (each element
 is built in front of the state that follows it).  Preference: a greedy loop tries another
 iteration before leaving, a reluctant one the reverse; alternation and PERMUTE left to right;
@@ -213,8 +215,11 @@ def compile_pattern(node, var_names: list, untils=()) -> dict:
     ``var_names`` fixes the variable indexes (every variable in the pattern must be listed);
     ``untils`` names the variables that carry a ``DEFINE v AS ... UNTIL ...`` stop condition.
     """
+    from .runs import flat_sequence
+
     index = {name: i for i, name in enumerate(var_names)}
     builder = _Builder(index, set(untils))
     accept = builder.new(["accept"])
     start = builder.build(node, accept, (False, None, False))
-    return {"states": builder.states, "start": start, "vars": list(var_names)}
+    sequence = flat_sequence(node, index) if not untils else None
+    return {"states": builder.states, "start": start, "vars": list(var_names), "sequence": sequence}

@@ -11,10 +11,23 @@ gives one row at its start row, and an unmatched row gives one row with NULL ato
 """
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
+
+import numpy as np
+import pyarrow as pa
 
 from .evaluate import Match
 from .expr import FactTable, Scope, compile_expr, facts_of
+
+
+def _vectorizable(expr) -> bool:
+    kind = expr[0]
+    if kind == "navrow":
+        return not expr[3]  # no logical offset
+    if kind == "agg":
+        return expr[1] == "count" and expr[3] is None
+    return kind in ("classifier", "match_number")
 
 
 class OutputRow(NamedTuple):
@@ -37,6 +50,88 @@ class Emitter:
         self.width = len(atoms)
         self.one_row = rows_mode == "ONE"
         self.omit_empty = rows_mode == "ALL OMIT"
+        self.atoms = [expr for expr, _ in atoms]
+        self.var_names = var_names
+        self.size = size
+        self.vectorized = self.one_row and all(_vectorizable(expr) for expr in self.atoms)
+
+    def emit(self, matches: list):
+        """(source rows, one column per atom) for ``matches`` (``Match`` tuples or
+        ``runs.MatchBlock``s); each is a list of chunks: python lists, or for navigations
+        possibly Arrow int64 arrays of row indexes."""
+        sources: list = []
+        columns: list = [[] for _ in range(self.width)]
+        plain: list = []
+        for item in matches + [None]:
+            if isinstance(item, Match):
+                plain.append(item)
+                continue
+            parts = []
+            if plain:
+                parts.append(self._emit_plain(plain))
+                plain = []
+            if item is not None:
+                parts.append(self._emit_block(item) if self.vectorized else self._emit_plain(item.matches()))
+            for more_sources, more_columns in parts:
+                sources.append(more_sources)
+                for column, more in zip(columns, more_columns):
+                    column.append(more)
+        return sources, columns
+
+    def _emit_plain(self, matches: list):
+        if self.vectorized:
+            count = len(matches)
+            flat = list(itertools.chain.from_iterable(m.rows for m in matches))
+            lengths = np.fromiter((len(m.rows) for m in matches), dtype=np.int64, count=count)
+            return self._emit_one_row(
+                [m.start for m in matches], [m.number for m in matches],
+                np.fromiter((r[0] for r in flat), dtype=np.int64, count=len(flat)),
+                np.fromiter((r[1] for r in flat), dtype=np.int64, count=len(flat)),
+                np.repeat(np.arange(count), lengths))
+        rows = [r for match in matches for r in self.rows(match)]
+        return [r.source for r in rows], [[r.atoms[k] for r in rows] for k in range(self.width)]
+
+    def _emit_block(self, block):
+        return self._emit_one_row(block.starts.tolist(), block.numbers.tolist(), block.rows,
+                                  block.variables, block.owner)
+
+    def _emit_one_row(self, starts: list, numbers: list, rows, variables, owner):
+        """ONE ROW PER MATCH with only navigations, counts of rows, CLASSIFIER and MATCH_NUMBER:
+        computed with numpy over all matches at once (RUNNING = FINAL on one row per match).
+        ``rows``/``variables``/``owner`` describe the matched rows, in match order."""
+        count, matched = len(starts), len(rows)
+        # one padding entry so that "no row" (-1 -> 0) can be gathered and then masked
+        rows, variables = np.append(rows, 0), np.append(variables, 0)
+        size = self.size()
+        columns = []
+        for expr in self.atoms:
+            kind = expr[0]
+            if kind == "match_number":
+                columns.append(numbers)
+                continue
+            vs = expr[2] if kind == "agg" else expr[1]
+            hits = np.flatnonzero(np.isin(variables[:-1], vs)) if vs is not None else np.arange(matched)
+            if kind == "agg":  # count of rows
+                columns.append(np.bincount(owner[hits], minlength=count).tolist())
+                continue
+            mode = "last" if kind == "classifier" else expr[2]
+            pick = np.full(count, -1, dtype=np.int64)
+            if len(hits):
+                if mode == "first":
+                    owners, where = np.unique(owner[hits], return_index=True)
+                else:
+                    owners, where = np.unique(owner[hits][::-1], return_index=True)
+                    where = len(hits) - 1 - where
+                pick[owners] = hits[where]
+            present = pick >= 0
+            if kind == "classifier":
+                names = np.array(self.var_names, dtype=object)
+                columns.append(np.where(present, names[variables[np.maximum(pick, 0)]], None).tolist())
+                continue
+            target = np.where(present, rows[np.maximum(pick, 0)] + expr[4], -1)
+            valid = present & (target >= 0) & (target < size)
+            columns.append(pa.array(target, mask=~valid, type=pa.int64()))
+        return starts, columns
 
     def rows(self, match: Match) -> list:
         if match.number is None:

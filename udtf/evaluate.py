@@ -74,6 +74,7 @@ class Options(NamedTuple):
     unmatched: bool = False  # WITH UNMATCHED ROWS
     max_threads: int = 100_000
     lookahead: int = 0  # rows past the current one that DEFINE may read (NEXT of a variable)
+    blocks: bool = False  # the caller accepts ``runs.MatchBlock`` items among the matches
 
 
 class Conditions:
@@ -148,11 +149,18 @@ class Matcher:
         self.holds = [self._hold(s, conditions) for s in states]
         self.closure = [self._closures(states, at_start) for at_start in (False, True)]
         self.flink = options.mode == "flinkcep"
-        self.dfa = None
+        self.dfa = self.runs = None
         if not self.flink and not self.stateful:
             from .dfa import LazyDFA
+            from .runs import RunMatcher
 
             self.dfa = LazyDFA.build(self, program, conditions)
+            sequence = program.get("sequence")
+            if sequence and options.within is None and not options.unmatched and \
+                    options.skip in ("PAST LAST ROW", "TO NEXT ROW") and \
+                    all(conditions.until.get(v) is None for v, *_ in sequence):
+                masks = [(conditions.define.get(v) or (None, None))[0] for v, *_ in sequence]
+                self.runs = RunMatcher(sequence, masks, options.skip)
         self.reset()
 
     def reset(self):
@@ -222,8 +230,19 @@ class Matcher:
 
     # ---- public API --------------------------------------------------------------------
     def feed(self, count: int = 0) -> list:
-        """Process the rows appended since the last call."""
+        """Process the rows appended since the last call.  With a flat sequence the whole
+        partition is matched at ``finish`` (a ``runs.MatchBlock`` in the list) unless the data
+        needs backtracking."""
         out: list = []
+        if self.runs is not None and self.start == 0:
+            if not self.finished:
+                return out
+            block = self.runs.match(self.rows)
+            if block is not None:
+                self.start = self.rows.size
+                if not len(block):
+                    return out
+                return [block] if self.options.blocks else block.matches()
         if self.flink:
             self._flink_run(out)
         else:

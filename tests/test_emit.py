@@ -1,0 +1,39 @@
+"""The vectorized ONE ROW PER MATCH emitter agrees with the row-by-row one."""
+import random
+
+from udtf.emit import Emitter
+from udtf.evaluate import Match
+
+ATOMS = [(["navrow", [0], "first", 0, 0], False), (["navrow", [1], "last", 0, -1], True),
+         (["navrow", None, "last", 0, 2], False), (["navrow", [0, 2], "first", 0, 0], True),
+         (["agg", "count", [1], None], False), (["agg", "count", None, None], True),
+         (["classifier", None], False), (["classifier", [0, 1]], True), (["match_number"], True)]
+
+
+def random_matches(rng, size):
+    matches, start = [], 0
+    while start < size - 1:
+        length = rng.randint(0, 4)
+        rows = tuple((start + k, rng.randint(0, 2), False) for k in range(min(length, size - start)))
+        matches.append(Match(len(matches) + 1, start, start + len(rows) - 1, rows))
+        start += max(len(rows), 1) + rng.randint(0, 2)
+    return matches
+
+
+def flat(emitted):
+    """Chunks of python lists / Arrow arrays as one python list per column."""
+    sources, columns = emitted
+    unchunk = lambda chunks: [v for c in chunks for v in (c.to_pylist() if hasattr(c, "to_pylist") else c)]
+    return unchunk(sources), [unchunk(c) for c in columns]
+
+
+def test_vectorized_one_row_matches_row_by_row():
+    rng = random.Random(3)
+    for _ in range(200):
+        size = rng.randint(1, 30)
+        fast = Emitter(ATOMS, "ONE", ["A", "B", "C"], {}, lambda: size)
+        slow = Emitter(ATOMS, "ONE", ["A", "B", "C"], {}, lambda: size)
+        slow.vectorized = False
+        assert fast.vectorized
+        matches = random_matches(rng, size)
+        assert flat(fast.emit(matches)) == flat(slow.emit(matches))
