@@ -1,4 +1,5 @@
-"""Clause-level analysis of a MATCH_RECOGNIZE: variables, subsets, skip target, semantics.
+"""Clause-level analysis of a MATCH_RECOGNIZE: variables, subsets, skip target, semantics,
+output column names.
 
 Errors name the construct and the line:column of the user's SQL.  Identifiers follow Spark:
 unquoted names are case-insensitive (pattern variables are upper-cased, as Trino and Oracle
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from udtf.errors import MatchRecognizeError
-from udtf.pattern import parse_pattern, variables
+from udtf.pattern import Alt, Exclude, Permute, Repeat, Seq, parse_pattern, variables
 
 from .parse import MatchRecognizeClause, position
 
@@ -89,8 +90,8 @@ def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
         members = subsets.get(skip_name)
         if members is None:
             if skip_name not in var_names:
-                raise error(f"AFTER MATCH SKIP {skip}: {skip_name} is not a pattern variable or subset",
-                            target)
+                raise error(f"AFTER MATCH SKIP {clause.skip_kind}: {skip_name} is not a pattern variable "
+                            "or subset", target)
             members = [var_names.index(skip_name)]
         skip_vars = tuple(members)
 
@@ -100,6 +101,12 @@ def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
         if not isinstance(column, exp.Column) or column.table:
             raise error("PARTITION BY: only column names of the input are supported", column)
         analysis_column(analysis, column)
+    _check_output_names(analysis)
+    exclusion = _first_exclusion(pattern)
+    if exclusion is not None and clause.rows == "ALL WITH UNMATCHED":
+        raise MatchRecognizeError("a pattern exclusion {- ... -} cannot be used with ALL ROWS PER MATCH "
+                                  "WITH UNMATCHED ROWS (excluded rows would be neither matched nor "
+                                  "unmatched in the output)", *exclusion.pos)
     if clause.within is not None and not clause.order:
         raise error("WITHIN requires ORDER BY (the window is measured on the first ORDER BY key)",
                     clause.within)
@@ -113,3 +120,45 @@ def analysis_column(analysis: Analysis, column: exp.Column) -> str:
         raise error(f"column {column.name} cannot be resolved; input columns are: "
                     f"{', '.join(analysis.input_columns.values())}", column)
     return name
+
+
+def _check_output_names(analysis: Analysis):
+    """Output column names are unique, case-insensitively as Spark resolves them: ONE ROW PER
+    MATCH gives the partition columns then the measures, ALL ROWS PER MATCH every input column
+    and the measures."""
+    clause = analysis.clause
+    if clause.rows == "ONE":
+        if not clause.measures and not clause.partition_by:
+            raise error("ONE ROW PER MATCH without PARTITION BY needs MEASURES: "
+                        "the output would have no columns", clause)
+        carried = {c.name.lower() for c in clause.partition_by}
+    else:
+        carried = set(analysis.input_columns)
+    seen: set = set()
+    for measure in clause.measures:
+        name = measure.name.lower()
+        if name in seen:
+            raise error(f"MEASURES: {measure.name} is defined twice", measure.args["alias"])
+        if name in carried:
+            raise error(f"MEASURES: {measure.name} clashes with an input column of the output",
+                        measure.args["alias"])
+        seen.add(name)
+
+
+def _first_exclusion(node):
+    """The first ``{- ... -}`` of a pattern IR node, or None."""
+    if isinstance(node, Exclude):
+        return node
+    if isinstance(node, (Seq, Permute)):
+        children = node.items
+    elif isinstance(node, Alt):
+        children = node.options
+    elif isinstance(node, Repeat):
+        children = (node.body,)
+    else:
+        children = ()
+    for child in children:
+        found = _first_exclusion(child)
+        if found is not None:
+            return found
+    return None

@@ -68,6 +68,13 @@ def atom_name(k: int) -> str:
 
 
 def plan(analysis: Analysis) -> Plan:
+    clause = analysis.clause
+    for node in [m.this for m in clause.measures] + [d.condition for d in clause.definitions] + \
+            [d.until for d in clause.definitions if d.until is not None]:
+        window = node.find(exp.Window)
+        if window is not None:
+            raise error("window functions (OVER) are not allowed in MEASURES or DEFINE; "
+                        "navigate with PREV/NEXT/FIRST/LAST and aggregate over pattern variables", window)
     result = Plan(analysis)
     for name, definition in analysis.definitions.items():
         var = analysis.var_names.index(name)
@@ -192,15 +199,15 @@ class _Planner:
         qualifiers = {}
         for column in node.find_all(exp.Column):
             if column.table:
-                qualifiers[variable_name(column.args["table"])] = column.args["table"]
+                qualifiers[variable_name(column.args["table"])] = column
         if len(qualifiers) > 1:
             raise error(f"{_construct(context)}: all column references in the argument must be "
                         f"qualified by the same pattern variable, found {', '.join(sorted(qualifiers))}", context)
         if not qualifiers:
             return None
-        (identifier,) = qualifiers.values()
-        self.variable_set(identifier, context)
-        return identifier
+        (column,) = qualifiers.values()
+        self.variable_set(column.args["table"], column)
+        return column.args["table"]
 
     def argument_column(self, node, context) -> str:
         """Precomputed column of a navigation/aggregate argument (qualifiers stripped)."""
@@ -217,23 +224,22 @@ class _Planner:
     def navigation(self, node):
         """(variable set, "first"|"last", logical offset, physical offset, argument) of a
         navigation, including PREV/NEXT(FIRST/LAST(...))."""
-        physical = 0
+        context, physical = node, 0
         if isinstance(node, (Prev, Next)):
             steps = self.offset(node)
             physical = -steps if isinstance(node, Prev) else steps
-            inner = node.this
-            if isinstance(inner, (First, Last)):
-                node = inner
-            else:
-                qualifier = self.qualifier(inner, node)
-                members = None if qualifier is None else self.variable_set(qualifier, node)
-                return members, "last", 0, physical, inner
-        if isinstance(node, (Prev, Next)):
-            raise error("PREV/NEXT cannot be nested inside PREV/NEXT", node)
-        qualifier = self.qualifier(node.this, node)
-        members = None if qualifier is None else self.variable_set(qualifier, node)
-        mode = "first" if isinstance(node, First) else "last"
-        return members, mode, self.offset(node), physical, node.this
+            node = node.this
+        if isinstance(node, (First, Last)):
+            context, mode, logical = node, "first" if isinstance(node, First) else "last", self.offset(node)
+            node = node.this
+        else:
+            mode, logical = "last", 0
+        if node.find(exp.Column, Classifier) is None:
+            raise error(f"{context.sql_keyword}: the argument must reference a column, e.g. "
+                        f"{context.sql_keyword}(A.price)", context)
+        qualifier = self.qualifier(node, context)
+        members = None if qualifier is None else self.variable_set(qualifier, context)
+        return members, mode, logical, physical, node
 
     def aggregate(self, node):
         fn = AGGREGATES.get(type(node))
@@ -243,9 +249,12 @@ class _Planner:
         arg = node.this
         if isinstance(arg, exp.Distinct):
             raise error(f"{fn.upper()}(DISTINCT ...) is not supported in MATCH_RECOGNIZE", node)
+        star = isinstance(arg, exp.Star) or (isinstance(arg, exp.Column) and isinstance(arg.this, exp.Star))
+        if star and fn != "count":
+            raise error(f"{fn.upper()}: * and v.* are only allowed in COUNT", arg)
         if isinstance(arg, exp.Star):
             return fn, None, None
-        if isinstance(arg, exp.Column) and isinstance(arg.this, exp.Star):
+        if star:
             return fn, self.variable_set(arg.args["table"], arg), None
         qualifier = self.qualifier(arg, node)
         members = None if qualifier is None else self.variable_set(qualifier, node)

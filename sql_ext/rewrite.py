@@ -21,7 +21,7 @@ from sqlglot import exp
 from udtf.compile import compile_pattern
 
 from .analyze import Analysis, analysis_column, analyze, error
-from .parse import MatchRecognizeClause, position, to_spark_sql
+from .parse import MatchRecognizeClause, to_spark_sql
 from .plan import Plan, atom_name, plan
 
 MAX_THREADS = 100_000
@@ -128,11 +128,6 @@ class Rewrite:
         sort = ", ".join(keys + self.order_sql())
         table_arg = f"SELECT * FROM ({computed_sql}) DISTRIBUTE BY {distribute}" + (f" SORT BY {sort}" if sort else "")
         columns = [quote(c) for c in self.partition]
-        measure_names = set()
-        for measure_name, measure_expr in p.measures:
-            if measure_name.lower() in {c.lower() for c in (carry if not one_row else self.partition)}:
-                raise error(f"MEASURES: {measure_name} clashes with an input column of the output", self.clause)
-            measure_names.add(measure_name.lower())
         measures_sql = [f"{to_spark_sql(e)} AS {quote(n)}" for n, e in p.measures]
         if one_row:
             columns += measures_sql
@@ -140,8 +135,7 @@ class Rewrite:
             order_columns = [c for c in (self._plain_order_columns()) if c not in self.partition]
             rest = [f.name for f in self.input_fields if f.name not in self.partition and f.name not in order_columns]
             columns += [quote(c) for c in order_columns] + measures_sql + [quote(c) for c in rest]
-        select_list = ", ".join(columns) if columns else "1 AS `__mr_empty`"
-        sql = f"SELECT {select_list} FROM {name}(TABLE({table_arg}))"
+        sql = f"SELECT {', '.join(columns)} FROM {name}(TABLE({table_arg}))"
         from .parse import parse_one
 
         return parse_one(sql)
@@ -177,15 +171,22 @@ def _column(node, analysis: Analysis) -> exp.Column:
 
 
 def _enclosing_ctes(node) -> str:
-    """``WITH ...`` prefix of the CTEs visible at ``node`` (so its input can be analyzed alone)."""
-    ctes = []
-    parent = node.parent
-    while parent is not None:
-        with_ = parent.args.get("with_") or parent.args.get("with")
-        if isinstance(with_, exp.With):
-            for cte in with_.expressions:
-                if cte is node or node in list(cte.walk()):
-                    break
-                ctes.append(to_spark_sql(cte))
-        node, parent = parent, parent.parent
+    """``WITH ...`` prefix of the CTEs visible at ``node`` (so its input can be analyzed alone).
+
+    Visible are, for each enclosing ``WITH``: every CTE when ``node`` is in the query body, only
+    the CTEs before its own when ``node`` is inside one of them (Spark's WITH is not recursive;
+    the CTE holding ``node`` must never be included: it still contains the clause).  Outer
+    scopes come first."""
+    scopes = []
+    while node.parent is not None:
+        parent = node.parent
+        if isinstance(parent, exp.With):
+            own = next(k for k, cte in enumerate(parent.expressions) if cte is node)
+            scopes.append(parent.expressions[:own])
+        else:
+            with_ = parent.args.get("with_") or parent.args.get("with")
+            if isinstance(with_, exp.With) and with_ is not node:
+                scopes.append(with_.expressions)
+        node = parent
+    ctes = [to_spark_sql(cte) for scope in reversed(scopes) for cte in scope]
     return ("WITH " + ", ".join(ctes) + " ") if ctes else ""

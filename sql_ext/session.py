@@ -6,6 +6,7 @@ import re
 from .parse import find_match_recognize, parse, replace_match_recognize, to_spark_sql
 
 _MENTION = re.compile(r"\bMATCH_RECOGNIZE\b", re.IGNORECASE)
+_EXPLAIN = re.compile(r"\s*EXPLAIN(?:\s+(?:EXTENDED|CODEGEN|COST|FORMATTED))?\s+", re.IGNORECASE)
 
 
 def transpile(sql: str, spark=None) -> str:
@@ -13,6 +14,13 @@ def transpile(sql: str, spark=None) -> str:
     ``spark`` (default: the active session).  SQL without MATCH_RECOGNIZE is returned as is."""
     if not _MENTION.search(sql):
         return sql
+    explain = _EXPLAIN.match(sql)
+    if explain:
+        # sqlglot keeps EXPLAIN opaque: rewrite the statement after it, with the EXPLAIN words
+        # blanked in place so that error positions stay those of the user's SQL
+        blanked = re.sub(r"\S", " ", explain.group(0)) + sql[explain.end():]
+        statement = transpile(blanked, spark)
+        return sql if statement is blanked else f"{explain.group(0).strip()} {statement}"
     trees = parse(sql)
     if not any(find_match_recognize(tree) for tree in trees):
         return sql
@@ -26,8 +34,10 @@ def transpile(sql: str, spark=None) -> str:
 
     statements = []
     for tree in trees:
-        _reject_persistent_view(tree)
-        for clause in find_match_recognize(tree):
+        clauses = find_match_recognize(tree)
+        if clauses:
+            _reject_persistent_view(tree)
+        for clause in clauses:
             replace_match_recognize(clause, Rewrite(clause, spark).build())
         statements.append(to_spark_sql(tree))
     return ";\n".join(statements)
@@ -50,13 +60,24 @@ def _reject_persistent_view(tree):
 
 
 def enable(spark):
-    """Make ``spark.sql`` accept MATCH_RECOGNIZE; other statements pass through untouched."""
+    """Make ``spark.sql`` accept MATCH_RECOGNIZE; other statements pass through untouched.
+
+    Keyword arguments are pyspark's string formatting (``{df}`` becomes a temp view of the
+    DataFrame): it is applied before the rewrite, which must see those views."""
     if getattr(spark.sql, "_sparkcep", False):
         return spark
     original = spark.sql
 
     def sql(sqlQuery, args=None, **kwargs):
-        return original(transpile(sqlQuery, spark), args, **kwargs)
+        if not kwargs:
+            return original(transpile(sqlQuery, spark), args)
+        from pyspark.sql.sql_formatter import SQLStringFormatter
+
+        formatter = SQLStringFormatter(spark)
+        try:
+            return original(transpile(formatter.format(sqlQuery, **kwargs), spark), args)
+        finally:
+            formatter.clear()
 
     sql._sparkcep = True
     sql.__doc__ = original.__doc__

@@ -491,8 +491,10 @@ class Matcher:
 
     def _next_start(self, start: int, end: int, rows: tuple) -> int:
         skip = self.options.skip
+        if end < start:  # an empty match: resume at the next row
+            return start + 1
         if skip == "PAST LAST ROW":
-            return max(end + 1, start + 1)
+            return end + 1
         if skip in ("TO NEXT ROW", "NO SKIP"):
             return start + 1
         targets = [r for r, var, _ in rows if var in self.options.skip_vars]

@@ -24,6 +24,7 @@ data that decides its future (the key of Pike-VM thread equivalence).
 """
 from __future__ import annotations
 
+import datetime
 import decimal
 import operator
 
@@ -125,7 +126,21 @@ def _null_safe(fn):
     def apply(*args):
         if any(a is None for a in args):
             return None
-        return fn(*args)
+        try:
+            return fn(*args)
+        except TypeError:
+            types = " and ".join(type(a).__name__ for a in args)
+            raise MatchRecognizeError(f"operator not supported on {types} over match state") from None
+
+    return apply
+
+
+def _shift_date(fn):
+    """date +/- integer = date moved by days, as in Spark."""
+    def apply(a, b):
+        if isinstance(a, datetime.date) and not isinstance(a, datetime.datetime) and isinstance(b, int):
+            return fn(a, datetime.timedelta(days=b))
+        return fn(a, b)
 
     return apply
 
@@ -164,8 +179,8 @@ def _numeric(fn):
 
 
 _OPS = {
-    "+": _null_safe(_numeric(_add)),
-    "-": _null_safe(_numeric(operator.sub)),
+    "+": _null_safe(_shift_date(_numeric(_add))),
+    "-": _null_safe(_shift_date(_numeric(operator.sub))),
     "*": _null_safe(_numeric(operator.mul)),
     "/": _null_safe(_divide),
     "%": _null_safe(_modulo),

@@ -89,7 +89,7 @@ class Neg:
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)
       | (?P<qname>"(?:[^"]|"")+")
-      | (?P<name>[A-Za-z_][A-Za-z0-9_$]*)
+      | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
       | (?P<brace>\{\s*(?P<lo>\d*)\s*(?P<comma>,)?\s*(?P<hi>\d*)\s*\})
       | (?P<op>->>|->|\{-|-\}|[()|,*+?^$~])
     """,

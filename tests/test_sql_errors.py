@@ -1,0 +1,223 @@
+"""Errors of MATCH_RECOGNIZE queries: the message and the line:column in the user's SQL.
+
+Analysis errors are raised by ``spark.sql`` before any Spark job runs (``MatchRecognizeError``,
+``str()`` = ``line L:C: message``); positions are those of the offending construct in the
+multi-line query, found with ``at(sql, text)``.  Unsupported constructs must fail the same way,
+never give a wrong answer.  The standard's runtime errors of AFTER MATCH SKIP surface as the
+Spark exception of the failed job, whose message contains ours.
+"""
+from __future__ import annotations
+
+import pytest
+
+import sql_ext
+from sql_support import analysis_error, at, mr_spark, view  # noqa: F401  (fixture)
+from udtf.errors import MatchRecognizeError
+
+QUERY = """SELECT *
+FROM series
+  MATCH_RECOGNIZE (
+    PARTITION BY k
+    ORDER BY t
+    MEASURES {measures}
+    {rows}
+    {skip}
+    PATTERN ({pattern})
+    {subset}
+    DEFINE {define}
+  ) AS m"""
+
+DEFAULTS = dict(measures="FIRST(A.t) AS start", rows="ONE ROW PER MATCH",
+                skip="AFTER MATCH SKIP PAST LAST ROW", pattern="A B+", subset="",
+                define="B AS p < PREV(p)")
+
+
+@pytest.fixture(scope="module")
+def series(mr_spark):
+    view(mr_spark, "series", "k string, t int, p int",
+         [("a", t, p) for t, p in enumerate([10, 9, 8, 11, 12, 7], 1)])
+    return mr_spark
+
+
+def query(**parts) -> str:
+    return QUERY.format(**{**DEFAULTS, **parts})
+
+
+# (id, query parts, message, text at the error position[, occurrence])
+CASES = [
+    # names
+    ("unknown variable in MEASURES", dict(measures="FIRST(Z.t) AS start"),
+     "Z is not a pattern variable or subset", "Z.t"),
+    ("unknown column in MEASURES", dict(measures="LAST(A.nope) AS x"),
+     "column nope cannot be resolved; input columns are: k, t, p", "A.nope"),
+    ("unknown column in DEFINE", dict(define="B AS nope < PREV(p)"),
+     "column nope cannot be resolved; input columns are: k, t, p", "nope"),
+    ("unknown variable in DEFINE", dict(define="B AS Z.p < PREV(p)"),
+     "Z is not a pattern variable or subset", "Z.p"),
+    ("variable defined twice", dict(define="B AS p < PREV(p),\n           b AS p > 0"),
+     "DEFINE: pattern variable B is defined twice", "b AS p > 0"),
+    ("DEFINE of a variable not in PATTERN", dict(define="B AS p < PREV(p), C AS p > 0"),
+     "DEFINE: C is not a pattern variable of PATTERN", "C AS"),
+    ("SUBSET of an unknown variable", dict(subset="SUBSET U = (A, Z)"),
+     "SUBSET U: Z is not a pattern variable", "Z)"),
+    ("SUBSET named like a variable", dict(subset="SUBSET A = (A, B)"),
+     "SUBSET: A is already a pattern variable or subset", "A = ("),
+    ("SKIP TO a variable not in PATTERN", dict(skip="AFTER MATCH SKIP TO Z"),
+     "AFTER MATCH SKIP TO: Z is not a pattern variable or subset", "Z\n"),
+    ("SKIP TO FIRST a variable not in PATTERN", dict(skip="AFTER MATCH SKIP TO FIRST Z"),
+     "AFTER MATCH SKIP TO FIRST: Z is not a pattern variable or subset", "Z\n"),
+    ("measure named twice", dict(measures="FIRST(A.t) AS x,\n             LAST(A.t) AS X"),
+     "MEASURES: X is defined twice", "X\n"),
+    ("measure named like a partition column", dict(measures="LAST(p) AS K"),
+     "MEASURES: K clashes with an input column of the output", "K\n"),
+    ("ALL ROWS measure named like an input column", dict(measures="LAST(t) AS p", rows="ALL ROWS PER MATCH"),
+     "MEASURES: p clashes with an input column of the output", "p\n"),
+    # semantics of DEFINE / MEASURES
+    ("FINAL in DEFINE", dict(define="B AS FINAL LAST(B.p) > 1"),
+     "FINAL is not allowed in DEFINE (conditions see the match as it grows)", "FINAL"),
+    ("MATCH_NUMBER in DEFINE", dict(define="B AS p < PREV(p) AND MATCH_NUMBER() < 3"),
+     "MATCH_NUMBER() is not allowed in DEFINE", "MATCH_NUMBER"),
+    ("nested aggregates", dict(measures="SUM(COUNT(*)) AS x"),
+     "SUM: nested COUNT is not allowed in its argument", "COUNT"),
+    ("navigation inside an aggregate", dict(measures="AVG(LAST(A.p)) AS x"),
+     "AVG: nested LAST is not allowed in its argument", "LAST"),
+    ("aggregate inside a navigation", dict(measures="LAST(SUM(A.p)) AS x"),
+     "LAST: nested SUM is not allowed in its argument", "SUM"),
+    ("PREV inside PREV", dict(define="B AS p < PREV(PREV(p))"),
+     "PREV: nested PREV is not allowed in its argument", "PREV(p)"),
+    ("variables mixed in one navigation", dict(measures="LAST(A.p + B.p) AS x"),
+     "LAST: all column references in the argument must be qualified by the same pattern variable, "
+     "found A, B", "LAST"),
+    ("variables mixed in one aggregate", dict(measures="SUM(A.p * B.p) AS x"),
+     "SUM: all column references in the argument must be qualified by the same pattern variable, "
+     "found A, B", "SUM"),
+    ("navigation without a column", dict(measures="FIRST(1) AS x"),
+     "FIRST: the argument must reference a column, e.g. FIRST(A.price)", "FIRST"),
+    ("non-literal logical offset", dict(measures="LAST(A.p, t + 1) AS x"),
+     "LAST: the offset must be a non-negative integer literal", "t + 1"),
+    ("negative physical offset", dict(define="B AS p < PREV(p, -1)"),
+     "PREV: the offset must be a non-negative integer literal", "-1"),
+    ("v.* outside COUNT", dict(measures="SUM(A.*) AS x"),
+     "SUM: * and v.* are only allowed in COUNT", "A.*"),
+    # unsupported constructs
+    ("window function in MEASURES", dict(measures="COUNT(*) OVER () AS x"),
+     "window functions (OVER) are not allowed in MEASURES or DEFINE; navigate with "
+     "PREV/NEXT/FIRST/LAST and aggregate over pattern variables", "COUNT(*) OVER"),
+    ("window function in DEFINE", dict(define="B AS p < AVG(p) OVER (PARTITION BY k)"),
+     "window functions (OVER) are not allowed in MEASURES or DEFINE; navigate with "
+     "PREV/NEXT/FIRST/LAST and aggregate over pattern variables", "AVG(p)"),
+    ("subquery in DEFINE", dict(define="B AS p < (SELECT max(p) FROM series)"),
+     "subqueries are not supported inside MATCH_RECOGNIZE", "(SELECT"),
+    ("unsupported aggregate", dict(measures="STDDEV(A.p) AS x"),
+     "aggregate STDDEV is not supported in MATCH_RECOGNIZE (supported: COUNT, SUM, AVG, MIN, MAX)",
+     "STDDEV"),
+    ("DISTINCT aggregate", dict(measures="COUNT(DISTINCT A.p) AS x"),
+     "COUNT(DISTINCT ...) is not supported in MATCH_RECOGNIZE", "COUNT"),
+    ("function of match state in DEFINE", dict(define="B AS upper(CLASSIFIER()) = 'B'"),
+     "UPPER over match state (aggregates, FIRST/LAST, CLASSIFIER or variable columns) is not "
+     "supported in DEFINE; supported: arithmetic, comparisons, AND/OR/NOT, IS [NOT] NULL, IN, "
+     "BETWEEN, CASE, IF, COALESCE, ABS, GREATEST, LEAST", "upper"),
+    ("CLASSIFIER inside a navigation", dict(measures="LAST(CLASSIFIER()) AS x"),
+     "LAST: nested CLASSIFIER is not allowed in its argument", "CLASSIFIER"),
+    ("PARTITION BY an expression", dict(),
+     "PARTITION BY: only column names of the input are supported", "upper(k)"),
+    ("ORDER BY an expression", dict(),
+     "ORDER BY: only column names of the input are supported", "t + 0"),
+    ("NO SKIP with standard semantics", dict(skip="AFTER MATCH NO SKIP"),
+     "AFTER MATCH NO SKIP requires SEMANTICS FLINKCEP (standard semantics report one match per "
+     "start row; use AFTER MATCH SKIP TO NEXT ROW)", "AFTER MATCH NO SKIP"),
+    ("ONE ROW without PARTITION BY and MEASURES", dict(),
+     "ONE ROW PER MATCH without PARTITION BY needs MEASURES: the output would have no columns",
+     "MATCH_RECOGNIZE"),
+    ("exclusion with unmatched rows", dict(rows="ALL ROWS PER MATCH WITH UNMATCHED ROWS", pattern="A {- B+ -}"),
+     "a pattern exclusion {- ... -} cannot be used with ALL ROWS PER MATCH WITH UNMATCHED ROWS "
+     "(excluded rows would be neither matched nor unmatched in the output)", "{-"),
+    # PATTERN syntax: positions inside the pattern text
+    ("quantifier bounds", dict(pattern="A B{3,2}"),
+     "quantifier {3,2} has its maximum below its minimum", "{3,2}"),
+    ("character not in the pattern syntax", dict(pattern="A B+ %"),
+     "unexpected character '%' in PATTERN", "%"),
+    ("quantifier after quantifier", dict(pattern="A B+*"),
+     "a quantifier cannot directly follow another quantifier; use parentheses", "*)"),
+    ("quantified anchor", dict(pattern="A ^+ B"),
+     "an anchor or negation cannot be quantified", "^"),
+    ("unbalanced parenthesis", dict(pattern="A (B"),
+     "Unbalanced parentheses in PATTERN: '(' at line 9:13 is never closed", "(A (B"),
+    ("pattern on several lines", dict(pattern="A\n             B{5,1}"),
+     "quantifier {5,1} has its maximum below its minimum", "{5,1}"),
+    ("missing PATTERN", dict(pattern=None),
+     "MATCH_RECOGNIZE requires a PATTERN clause", "DEFINE"),
+]
+
+SPECIAL = {
+    "PARTITION BY an expression": lambda: query().replace("PARTITION BY k", "PARTITION BY upper(k)"),
+    "ORDER BY an expression": lambda: query().replace("ORDER BY t", "ORDER BY t + 0"),
+    "ONE ROW without PARTITION BY and MEASURES":
+        lambda: query().replace("PARTITION BY k\n", "").replace("MEASURES FIRST(A.t) AS start\n", ""),
+    "missing PATTERN": lambda: query(pattern="A").replace("    PATTERN (A)\n", ""),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_analysis_error_message_and_position(series, case):
+    name, parts, message, needle, *occurrence = case
+    sql = SPECIAL[name]() if name in SPECIAL else query(**parts)
+    err = analysis_error(series, sql)
+    assert err.message == message
+    assert (err.line, err.column) == at(sql, needle, *occurrence)
+    assert str(err) == f"line {err.line}:{err.column}: {message}"
+
+
+def test_positions_in_ctes_nested_clauses_and_later_statements(series):
+    """Positions are in the whole SQL text: inside a CTE, in the outer of two nested clauses,
+    in the second statement of a script."""
+    sql = """WITH low AS (
+  SELECT * FROM series MATCH_RECOGNIZE (
+    PARTITION BY k ORDER BY t
+    MEASURES FIRST(A.t) AS start, COUNT(*) AS n
+    PATTERN (A B+) DEFINE B AS p < PREV(p))
+)
+SELECT * FROM low MATCH_RECOGNIZE (
+  PARTITION BY k ORDER BY start
+  MEASURES SUM(X.nn) AS total
+  PATTERN (X+))"""
+    err = analysis_error(series, sql)
+    assert (err.message, err.line, err.column) == (
+        "column nn cannot be resolved; input columns are: k, start, n", *at(sql, "X.nn"))
+
+    inner = sql.replace("PREV(p))", "PREV(Q.p))").replace("X.nn", "X.n")
+    err = analysis_error(series, inner)
+    assert (err.message, err.line, err.column) == ("Q is not a pattern variable or subset", *at(inner, "Q.p"))
+
+    script = "SELECT 1;\n" + query(measures="LAST(Y.p) AS y")
+    with pytest.raises(MatchRecognizeError) as info:
+        sql_ext.transpile(script, series)
+    assert (info.value.line, info.value.column) == at(script, "Y.p")
+
+
+FLINK_SKIP = [7, 9, 10, 5, 10, 7, 14]
+
+
+@pytest.mark.parametrize("skip, pattern, define, message", [
+    # Flink docs, "AFTER MATCH SKIP TO FIRST A": the first match {#1..#4} starts with A
+    ("TO FIRST A", "A+ C", "", "AFTER MATCH SKIP TO FIRST A failed: cannot skip to first row of match"),
+    # Flink docs, "AFTER MATCH SKIP TO LAST A": the docs show three rows, but the standard's
+    # fourth step fails: the match {#6, #7} found from #6 (its last A) starts at its last A.
+    ("TO LAST A", "A+ C", "", "AFTER MATCH SKIP TO LAST A failed: cannot skip to first row of match"),
+    # B? may map no row to B: the match {#1..#4} of start #1 has no B
+    ("TO LAST B", "B? A+ C", ", B AS price > 100",
+     "AFTER MATCH SKIP TO LAST B failed: pattern variable is not present in match"),
+])
+def test_skip_runtime_errors(series, skip, pattern, define, message):
+    view(series, "flink_skip_errors", "symbol string, t int, price int",
+         [("XYZ", t, price) for t, price in enumerate(FLINK_SKIP, 1)])
+    sql = f"""
+        SELECT * FROM flink_skip_errors MATCH_RECOGNIZE (
+          PARTITION BY symbol ORDER BY t
+          MEASURES SUM(A.price) AS sumPrice
+          AFTER MATCH SKIP {skip}
+          PATTERN ({pattern})
+          DEFINE A AS SUM(A.price) < 30{define})"""
+    with pytest.raises(Exception) as info:
+        series.sql(sql).collect()
+    assert message in str(info.value)

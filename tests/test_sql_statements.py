@@ -1,0 +1,220 @@
+"""Statements around MATCH_RECOGNIZE: CTAS, INSERT, temp views, EXPLAIN, Delta tables, scripts,
+statements without MATCH_RECOGNIZE (untouched), and the same query on a 2-executor cluster."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import sql_ext
+from sql_support import analysis_error, at, mr_spark, rows, view  # noqa: F401  (fixture)
+
+REPO = Path(__file__).resolve().parent.parent
+
+MR = """MATCH_RECOGNIZE (
+          PARTITION BY k ORDER BY t
+          MEASURES FIRST(A.t) AS start, COUNT(*) AS n, SUM(B.p) AS drop_sum
+          PATTERN (A B+)
+          DEFINE B AS p < PREV(p))"""
+EXPECTED = [("a", 1, 3, 17), ("a", 5, 2, 7)]
+
+
+@pytest.fixture(scope="module")
+def series(mr_spark):
+    # k = 'a': 10 9 8 11 12 7 ; k = 'b': 5 6
+    view(mr_spark, "series", "k string, t int, p int",
+         [("a", t, p) for t, p in enumerate([10, 9, 8, 11, 12, 7], 1)] + [("b", 1, 5), ("b", 2, 6)])
+    yield mr_spark
+    for table in ("mr_ctas", "mr_insert", "mr_delta"):
+        mr_spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT 1 AS x",
+    "SELECT * FROM series WHERE k = 'MATCH_RECOGNIZE'",
+    "SELECT 1 AS match_recognize -- not a MATCH_RECOGNIZE clause",
+    "CREATE OR REPLACE TEMP VIEW v AS SELECT * FROM series",
+    "SHOW TABLES",
+    "EXPLAIN SELECT 'MATCH_RECOGNIZE'",
+    "SELECT 1; SELECT 2",
+])
+def test_statements_without_match_recognize_pass_through(series, sql):
+    assert sql_ext.transpile(sql, series) is sql
+
+
+def test_lower_case_comments_and_trailing_semicolon(series):
+    sql = """select * from series match_recognize (
+          partition by k -- one partition per key
+          order by t /* time */
+          measures count(*) as n, last(b.p) as low
+          after match
+            skip past last row
+          pattern (a /* start */ b+ -- then drops
+          )
+          define b as p < prev(p)
+        ) m;"""
+    assert rows(series, sql) == [("a", 3, 8), ("a", 2, 7)]
+
+
+def test_enable_is_idempotent_and_keeps_spark_sql(series):
+    sql_method = series.sql
+    assert sql_ext.enable(series) is series and series.sql is sql_method
+    assert rows(series, "SELECT count(*) FROM series WHERE k = 'MATCH_RECOGNIZE'") == [(0,)]
+
+
+def test_create_table_as_select_and_read_it_back(series):
+    """CTAS with a MATCH_RECOGNIZE, then a MATCH_RECOGNIZE over the stored table."""
+    series.sql("DROP TABLE IF EXISTS mr_ctas")
+    series.sql(f"CREATE TABLE mr_ctas USING parquet AS SELECT * FROM series {MR} AS m")
+    assert sorted(rows(series, "SELECT * FROM mr_ctas")) == EXPECTED
+    assert rows(series, """SELECT * FROM mr_ctas MATCH_RECOGNIZE (
+          PARTITION BY k ORDER BY start
+          MEASURES SUM(n) AS rows_in_drops
+          PATTERN (X+))""") == [("a", 5)]
+
+
+def test_insert_into_and_overwrite(series):
+    series.sql("DROP TABLE IF EXISTS mr_insert")
+    series.sql("CREATE TABLE mr_insert (k STRING, start INT, n BIGINT, drop_sum BIGINT) USING parquet")
+    series.sql(f"INSERT INTO mr_insert SELECT * FROM series {MR} AS m")
+    series.sql(f"INSERT INTO mr_insert SELECT k, start, n, drop_sum FROM series {MR} AS m WHERE n = 2")
+    assert sorted(rows(series, "SELECT * FROM mr_insert")) == sorted(EXPECTED + [("a", 5, 2, 7)])
+    series.sql(f"INSERT OVERWRITE TABLE mr_insert SELECT * FROM series {MR} AS m")
+    assert sorted(rows(series, "SELECT * FROM mr_insert")) == EXPECTED
+
+
+def test_temporary_views(series):
+    series.sql(f"CREATE OR REPLACE TEMP VIEW mr_view AS SELECT * FROM series {MR} AS m")
+    series.sql("CREATE OR REPLACE TEMPORARY VIEW mr_view_2 AS SELECT k, n FROM mr_view WHERE n > 2")
+    assert rows(series, "SELECT * FROM mr_view_2") == [("a", 3)]
+
+
+@pytest.mark.parametrize("create", ["CREATE VIEW", "CREATE OR REPLACE VIEW"])
+def test_persistent_view_is_refused(series, create):
+    sql = f"{create} mr_persistent AS\nSELECT * FROM series {MR} AS m"
+    err = analysis_error(series, sql)
+    assert err.message == (
+        "CREATE VIEW with MATCH_RECOGNIZE must be a TEMPORARY view: the view calls a "
+        "session-scoped function (use CREATE TEMP VIEW, or CREATE TABLE ... AS SELECT)")
+    assert (err.line, err.column) == at(sql, "mr_persistent")
+
+
+def test_explain(series):
+    """EXPLAIN of a MATCH_RECOGNIZE query shows the plan of its rewrite (the UDTF call)."""
+    plan = rows(series, f"EXPLAIN FORMATTED SELECT * FROM series {MR} AS m")[0][0]
+    assert "sparkcep_mr_" in plan
+    sql = f"EXPLAIN\nSELECT * FROM series {MR.replace('PREV(p)', 'PREV(Z.p)')} AS m"
+    err = analysis_error(series, sql)
+    assert (err.message, err.line, err.column) == ("Z is not a pattern variable or subset", *at(sql, "Z.p"))
+
+
+def test_script_of_several_statements(series):
+    """transpile() rewrites every statement of a script (spark.sql runs one statement).  Each
+    statement is rewritten before any runs, so a clause cannot read a view the script creates."""
+    script = (f"CREATE OR REPLACE TEMP VIEW s1 AS SELECT * FROM series {MR} AS m;\n"
+              f"SELECT 1 AS one;\n"
+              f"SELECT * FROM series {MR.replace('B+', 'B*')} AS x")
+    first, second, third = sql_ext.transpile(script, series).split(";\n")
+    assert second == "SELECT 1 AS one"
+    for statement in (first, third):
+        assert "MATCH_RECOGNIZE" not in statement and "sparkcep_mr_" in statement.lower()
+    series.sql(first)
+    assert sorted(rows(series, "SELECT * FROM s1")) == EXPECTED
+    assert len(rows(series, third)) == 5  # a: 1-3, 4, 5-6; b: 1, 2
+
+
+def test_pyspark_string_formatting(series):
+    """spark.sql(..., df=DataFrame, col=Column, value=str): pyspark's formatting is applied
+    before the rewrite, whose schema queries must see the DataFrame's temp view."""
+    from pyspark.sql import functions as F
+
+    df = series.table("series").where("k = 'a'")
+    sql = """SELECT * FROM {df} MATCH_RECOGNIZE (
+          PARTITION BY k ORDER BY {order}
+          MEASURES COUNT(*) AS n, {label} AS label
+          PATTERN (A B+) DEFINE B AS p < PREV(p))"""
+    assert series.sql(sql, df=df, order=F.col("t"), label="drop").collect() == [
+        ("a", 3, "drop"), ("a", 2, "drop")]
+    assert [t.name for t in series.catalog.listTables() if t.name.startswith("_pyspark_")] == []
+
+
+def test_persistent_view_without_match_recognize_in_a_script(series):
+    """Only a view whose query holds a MATCH_RECOGNIZE must be temporary."""
+    script = f"CREATE VIEW plain_view AS SELECT 1 AS one;\nSELECT * FROM series {MR} AS m"
+    first, second = sql_ext.transpile(script, series).split(";\n")
+    assert first == "CREATE VIEW plain_view AS SELECT 1 AS one" and "sparkcep_mr_" in second.lower()
+
+
+def test_delta_table_in_and_out(series):
+    """A Delta table as input (also at a past version) and as CTAS target."""
+    series.sql("DROP TABLE IF EXISTS mr_delta")
+    series.sql("CREATE TABLE mr_delta USING delta AS SELECT * FROM series")
+    series.sql("INSERT INTO mr_delta VALUES ('a', 7, 1)")
+    out = rows(series, f"""SELECT 'now', * FROM mr_delta {MR} AS m
+                           UNION ALL SELECT 'v0', * FROM mr_delta VERSION AS OF 0 {MR} AS m""")
+    assert sorted(out) == sorted([("now", "a", 1, 3, 17), ("now", "a", 5, 3, 8),
+                                  ("v0", "a", 1, 3, 17), ("v0", "a", 5, 2, 7)])
+
+
+# ---------------------------------------------------------------------------------------------
+# The same query on a 2-executor local cluster (its own SparkSession, in a subprocess)
+# ---------------------------------------------------------------------------------------------
+
+CLUSTER_QUERY = """
+    SELECT * FROM events MATCH_RECOGNIZE (
+      PARTITION BY k ORDER BY t
+      MEASURES MATCH_NUMBER() AS mn, CLASSIFIER() AS cls, FIRST(A.t) AS start, SUM(p) AS total,
+               FINAL COUNT(B.*) AS drops
+      ALL ROWS PER MATCH WITH UNMATCHED ROWS
+      PATTERN (A B+ C?)
+      DEFINE B AS p < PREV(p), C AS SUM(B.p) > 2 * A.p)"""
+
+CLUSTER_SCRIPT = textwrap.dedent("""
+    import json, sys
+    from pyspark.sql import SparkSession
+    import sql_ext
+    master = sys.argv[1]
+    builder = (SparkSession.builder.master(master).appName("sparkcep-cluster-test")
+               .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", "6").config("spark.executor.memory", "512m")
+               .config("spark.executorEnv.PYTHONPATH", sys.argv[2])
+               .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable))
+    spark = builder.getOrCreate()
+    sql_ext.enable(spark)
+    rows = [(k, t, (t * 7 + ord(k)) % 10) for k in "abcdefgh" for t in range(1, 41)]
+    spark.createDataFrame(rows, "k string, t int, p int").createOrReplaceTempView("events")
+    result = sorted(map(list, spark.sql(sys.stdin.read()).collect()), key=str)
+    executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+    print(json.dumps({"executors": executors, "rows": result}))
+    spark.stop()
+""")
+
+
+def _run_cluster_script(master: str) -> dict:
+    import pyspark
+
+    env = dict(os.environ)
+    env.update(SPARK_HOME=os.path.dirname(pyspark.__file__), PYSPARK_PYTHON=sys.executable,
+               PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
+               PYTHONPATH=os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p))
+    done = subprocess.run([sys.executable, "-c", CLUSTER_SCRIPT, master, str(REPO)], input=CLUSTER_QUERY,
+                          env=env, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_two_executor_cluster_returns_the_local_rows():
+    """``local-cluster[2,1,1024]`` starts a standalone master and two worker JVMs from
+    pyspark's own SPARK_HOME; the UDTF runs in Python workers of those executors (which import
+    udtf/ from PYTHONPATH).  Partitions are spread over both executors."""
+    local = _run_cluster_script("local[2]")
+    cluster = _run_cluster_script("local-cluster[2,1,1024]")
+    assert cluster["executors"] == 2
+    assert cluster["rows"] == local["rows"]
+    assert len(local["rows"]) == 8 * 40
