@@ -710,9 +710,6 @@ def test_permute_and_skip_options(mr_spark):
     check(mr_spark, cases)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug (udtf/evaluate.py Matcher._next_start): after an "
-                   "empty match SKIP TO FIRST/LAST v raises 'pattern variable is not present in match' "
-                   "instead of resuming at the next row")
 def test_skip_to_variable_after_an_empty_match(mr_spark):
     """AFTER MATCH SKIP applies to non-empty matches; after an empty match the search resumes at
     the next row (ISO/IEC 19075-5; Trino: "Skipping to the next row is the default behavior
@@ -869,15 +866,10 @@ def test_types_end_to_end(mr_spark):
         Decimal("0.20"), "foo!", 4, None, "C#1", dt.date(2024, 1, 4), "unknown")]
 
 
-@pytest.mark.xfail(raises=MatchRecognizeError, strict=True,
-                   reason="engine bug (udtf/pattern.py): the PATTERN tokenizer reads `A$` as one "
-                          "variable named A$ (names may contain $); Spark identifiers cannot")
 def test_end_anchor_right_after_a_variable(mr_spark):
     check(mr_spark, {"A$": ("A$", {"aa": ["2:A"]}, "DEFINE A AS v = 'a'", "PAST LAST ROW")})
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug (udtf/expr.py): `+` of a date and an integer "
-                                       "over match state raises a Python TypeError in the worker")
 def test_date_arithmetic_over_match_state(mr_spark):
     """Spark's ``date + n`` adds n days (or the engine must refuse it with a clear error)."""
     sql = """
