@@ -246,8 +246,10 @@ def standard(pattern, n, conds, skip="PAST LAST ROW", skip_to=(), unmatched=Fals
         out.append(("match", start, end, rows))
         if end >= start:
             covered = max(covered, end)
-        if skip == "PAST LAST ROW":
-            start = max(end + 1, start + 1)
+        if end < start:  # after an empty match the search resumes at the next row (Trino)
+            start += 1
+        elif skip == "PAST LAST ROW":
+            start = end + 1
         elif skip == "TO NEXT ROW":
             start += 1
         elif skip in ("TO FIRST", "TO LAST"):

@@ -15,7 +15,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .compile import compile_pattern  # noqa: F401  (re-exported for callers building plans)
 from .emit import Emitter
 from .evaluate import Conditions, Matcher, Options, Rows
 

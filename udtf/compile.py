@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 
 from .errors import MatchRecognizeError
-from .pattern import (ANY, RELAXED, STRICT, Alt, Anchor, Empty, Exclude, Neg, Permute, Repeat,
+from .pattern import (RELAXED, STRICT, Alt, Anchor, Empty, Exclude, Neg, Permute, Repeat,
                       Seq, Var)
 
 MAX_STATES = 200_000

@@ -280,22 +280,23 @@ class Matcher:
                 if self._step(t, row, out, seen, accept):
                     return True
             return cut
+        for target, new_facts, new_chain, _ in self._moves(state, facts, chain, row):
+            if self._add(target, new_facts, new_chain, False, out, seen, lambda f, c: accept(f, c, row)):
+                return True
+        return False
+
+    def _moves(self, state, facts, chain, row):
+        """(target, facts, chain, stored) for each transition of ``state`` that reads ``row``,
+        in priority order."""
         for guard, stop, var, excluded, target in self.transitions[state]:
             if guard is not None and not guard(row, facts):
                 continue
             if stop is not None and stop(row, facts):
                 continue
-            if var < 0:
-                if chain is None:
-                    continue  # a run never starts with an ignored row
-                new_facts, new_chain = facts, chain
-            else:
-                new_facts = self.fold(facts, row, var) if self.stateful else facts
-                new_chain = (row, var, excluded, chain)
-            if self._add(target, new_facts, new_chain, False, out, seen,
-                         lambda f, c: accept(f, c, row)):
-                return True
-        return False
+            if var >= 0:
+                yield target, self.fold(facts, row, var) if self.stateful else facts, (row, var, excluded, chain), True
+            elif chain is not None:  # a run never starts with an ignored row
+                yield target, facts, chain, False
 
     def _finish_holds(self, threads, accept):
         """At the partition end holds pass (there is no next row); look for acceptance."""
@@ -514,9 +515,7 @@ class Matcher:
         reported before row p + 1 is read, once runs waiting on that row (notNext, a possessive
         loop, ``$``) know whether they accept at p too, so the order is end row, start row,
         priority."""
-        closure, transitions, holds = self.closure[False], self.transitions, self.holds
-        fold, stateful, initial = self.fold, self.stateful, self.initial_facts
-        within = self.options.within is not None
+        closure, within = self.closure[False], self.options.within is not None
         while self.pos < self._limit():
             row = self.pos
             threads = self._report(*self._flink_release(row), out)
@@ -526,22 +525,11 @@ class Matcher:
             nxt: list = []
             accepts: list = []  # (position in nxt, 0, start, end, chain)
             for start, state, facts, chain in threads:
-                for guard, stop, var, excluded, target in transitions[state]:
-                    if guard is not None and not guard(row, facts):
-                        continue
-                    if stop is not None and stop(row, facts):
-                        continue
-                    if var < 0:
-                        if chain is None:
-                            continue
-                        new_facts, new_chain = facts, chain
-                    else:
-                        new_facts = fold(facts, row, var) if stateful else facts
-                        new_chain = (row, var, excluded, chain)
+                for target, new_facts, new_chain, stored in self._moves(state, facts, chain, row):
                     for s in closure[target]:
                         if s != ACCEPT:
                             nxt.append((start, s, new_facts, new_chain))
-                        elif var >= 0:
+                        elif stored:
                             accepts.append((len(nxt), 0, start, row, new_chain))
             self._check_threads(nxt)
             self.threads, self.pending = nxt, accepts

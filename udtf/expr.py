@@ -243,7 +243,6 @@ def compile_expr(expr, scope: Scope):
         return _compile_agg(expr, scope)
     if kind == "nav":
         values = scope.columns[expr[1]]
-        size = scope.size
         landing = _compile_nav(expr[2:], scope)
 
         def nav(row, facts, mn):
