@@ -160,7 +160,8 @@ class Rewrite:
 
         digest = hashlib.sha1((json.dumps(engine_plan, sort_keys=True) + return_type.json()).encode()).hexdigest()
         name = f"sparkcep_mr_{digest[:16]}"
-        self.spark.udtf.register(name, make_udtf(engine_plan, return_type))
+        if not self.spark.catalog.functionExists(name):  # the name is the plan's hash
+            self.spark.udtf.register(name, make_udtf(engine_plan, return_type))
         return name
 
 
