@@ -80,7 +80,7 @@ $(JARS_STAMP):
 	mv $(JARS_DIR).tmp $(JARS_DIR)
 	ls -1 $(JARS_DIR)
 
-test: $(VENV_STAMP) $(JARS_STAMP)
+test: $(VENV_STAMP) $(JARS_STAMP) flink-env
 	$(SPARK_ENV) $(VPY) -m pytest $(PYTEST_ARGS)
 
 test-fast: $(VENV_STAMP)

@@ -24,8 +24,9 @@ Variants, all in one session over the same parquet table, each run ``--runs`` ti
 * ``noop``        a no-op ``arrow_udtf`` over ``TABLE(SELECT symbol, ts, price FROM ticks
                   DISTRIBUTE BY symbol SORT BY symbol, ts)``: the shuffle, sort and Arrow
                   transfer that sparkcep also pays;
-* ``noop_masks``  (diagnostic) the no-op UDTF over sparkcep's exact TABLE argument (adds the
-                  LAG window that precomputes the DEFINE masks, and the two mask columns);
+* ``noop_masks``  (diagnostic) the no-op UDTF over sparkcep's exact TABLE argument (with any
+                  columns sparkcep has Spark precompute; the ``PREV`` masks of this query are
+                  derived in the UDTF, so none);
 * ``sparkcep``    ``sql_ext.enable(spark)`` then ``spark.sql(query)``.
 
 Before timing, on ``--verify-rows`` rows (default 200k) the script checks that sparkcep, the

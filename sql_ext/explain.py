@@ -20,7 +20,7 @@ def automata(sql: str) -> list:
         for clause in find_match_recognize(tree):
             node = parse_pattern(clause.pattern.code, clause.pattern.origin)
             untils = {variable_name(d.variable) for d in clause.definitions if d.until is not None}
-            result.append((clause, compile_pattern(node, variables(node), untils)))
+            result.append((clause, compile_pattern(node, variables(node), untils, clause.within is not None)))
     return result
 
 
@@ -62,6 +62,8 @@ def edges(program: dict):
             yield source, state[1], 1, "ε at partition " + ("start" if kind == "bol" else "end")
         elif kind == "peek":
             yield source, state[2], 1, f"ε if next row: {guard_text(state[1], names)}"
+        elif kind == "expire":
+            yield source, state[1], 1, "ε when the WITHIN window closes"
 
 
 def text(clause, program) -> str:

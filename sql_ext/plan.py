@@ -5,13 +5,17 @@ becomes a column of the input subquery (PREV/NEXT = LAG/LEAD over the partition 
 Spark's own semantics apply.  What depends on the match state becomes:
 
 * in DEFINE: an engine expression (``udtf.expr``) over those columns; the row-level conjuncts
-  of a condition become one boolean *mask* column the engine reads without running Python;
+  of a condition become one boolean *mask* column the engine reads without running Python.
+  A mask that only compares input columns and their PREVs of one exactly comparable type
+  (``price < PREV(price)``) is instead *derived* in the UDTF with Arrow compute
+  (``udtf.arrow.derive_mask``): the same values, without a Spark window;
 * in MEASURES: *atoms* (navigation, aggregate, CLASSIFIER, MATCH_NUMBER, each RUNNING or
   FINAL) the engine computes, while the expression combining them stays Spark SQL evaluated
   over the UDTF's output.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -21,6 +25,10 @@ from .parse import (Classifier, Final, First, Last, MatchNumber, Navigation, Nex
                     to_spark_sql)
 
 AGGREGATES = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+_COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+# Spark types whose comparisons Arrow computes identically (no NaN, collation or cross-type casts)
+_ARROW_COMPARABLE = re.compile(r"(tinyint|smallint|int|bigint|date|timestamp|timestamp_ntz|string|"
+                               r"decimal\(\d+,\d+\))")
 _STATE_OPS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.EQ: "=",
               exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=", exp.And: "and",
               exp.Or: "or"}
@@ -39,7 +47,9 @@ class Plan:
     """The split of one MATCH_RECOGNIZE; ``computed`` maps a Spark SQL expression to the name of
     the input-subquery column computing it."""
     analysis: Analysis
+    column_types: dict = field(default_factory=dict)  # input column -> Spark type (simpleString)
     computed: dict = field(default_factory=dict)
+    derived: dict = field(default_factory=dict)  # mask name -> comparisons (see derived_mask)
     define: list = field(default_factory=list)  # [var, mask column | None, expr | None]
     until: list = field(default_factory=list)
     values: dict = field(default_factory=dict)  # columns the engine reads as python values
@@ -57,6 +67,16 @@ class Plan:
             self.computed[sql] = f"__mr_c{len(self.computed)}"
         return self.computed[sql]
 
+    def derived_mask(self, comparisons: list) -> str:
+        """Name of the mask the UDTF derives from ``[[op, [column, lag], [column, lag]], ...]``
+        (their AND; NULL = false)."""
+        for name, existing in self.derived.items():
+            if existing == comparisons:
+                return name
+        name = f"__mr_d{len(self.derived)}"
+        self.derived[name] = comparisons
+        return name
+
     def value_column(self, spark_expr: exp.Expression) -> str:
         name = self.column_for(spark_expr)
         self.values[name] = None
@@ -67,7 +87,8 @@ def atom_name(k: int) -> str:
     return f"__mr_a{k}"
 
 
-def plan(analysis: Analysis) -> Plan:
+def plan(analysis: Analysis, column_types: dict | None = None) -> Plan:
+    """``column_types``: Spark type (simpleString) of each input column, when known."""
     clause = analysis.clause
     for node in [m.this for m in clause.measures] + [d.condition for d in clause.definitions] + \
             [d.until for d in clause.definitions if d.until is not None]:
@@ -75,7 +96,7 @@ def plan(analysis: Analysis) -> Plan:
         if window is not None:
             raise error("window functions (OVER) are not allowed in MEASURES or DEFINE; "
                         "navigate with PREV/NEXT/FIRST/LAST and aggregate over pattern variables", window)
-    result = Plan(analysis)
+    result = Plan(analysis, column_types or {})
     for name, definition in analysis.definitions.items():
         var = analysis.var_names.index(name)
         planner = _Planner(result, defining=var)
@@ -272,13 +293,32 @@ class _Planner:
             else:
                 state_parts.append(self.state(conjunct))
         mask = None
-        if row_parts:
+        comparisons = self.lagged_comparisons(row_parts)
+        if comparisons:
+            mask = self.plan.derived_mask(comparisons)
+        elif row_parts:
             cond = row_parts[0] if len(row_parts) == 1 else exp.and_(*row_parts)
             mask = self.plan.column_for(exp.Coalesce(this=exp.paren(cond), expressions=[exp.false()]))
         state = None
         if state_parts:
             state = state_parts[0] if len(state_parts) == 1 else ["call", "and", *state_parts]
         return mask, state
+
+    def lagged_comparisons(self, row_parts) -> list | None:
+        """The planned row-level conjuncts as ``[[op, [column, lag], [column, lag]], ...]`` when
+        each compares two input columns or PREVs of them (LAG windows) of one type that Arrow
+        compares exactly as Spark does; else None."""
+        comparisons = []
+        for part in row_parts:
+            op = _COMPARISONS.get(type(part))
+            sides = [_lagged_column(side) for side in (part.this, part.expression)] if op else [None]
+            if None in sides:
+                return None
+            types = {self.plan.column_types.get(column) for column, _ in sides}
+            if len(types) != 1 or not _ARROW_COMPARABLE.fullmatch(types.pop() or ""):
+                return None
+            comparisons.append([op, *sides])
+        return comparisons or None
 
     def state(self, node):
         """Engine expression for a DEFINE sub-expression that reads the match state."""
@@ -413,6 +453,19 @@ def _conjuncts(node):
         yield from _conjuncts(node.expression)
     else:
         yield node
+
+
+def _lagged_column(node) -> list | None:
+    """[column, lag] for a planned input column or ``LAG(column, k) OVER (partition order)``."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Column) and not node.table and not isinstance(node.this, exp.Star):
+        return [node.name, 0]
+    if isinstance(node, exp.Window) and isinstance(node.this, exp.Anonymous) and node.this.name == "LAG":
+        column, offset = node.this.expressions
+        if isinstance(column, exp.Column) and not column.table:
+            return [column.name, int(offset.name)]
+    return None
 
 
 def _has_navigation(node) -> bool:

@@ -42,7 +42,7 @@ class Rewrite:
         input_schema = self.schema(f"SELECT * FROM {self.input_sql}")
         self.input_fields = list(input_schema.fields)
         self.analysis: Analysis = analyze(clause, [f.name for f in self.input_fields])
-        self.plan: Plan = plan(self.analysis)
+        self.plan: Plan = plan(self.analysis, {f.name: f.dataType.simpleString() for f in self.input_fields})
         self.partition = [analysis_column(self.analysis, c) for c in clause.partition_by]
 
     def schema(self, select_sql: str):
@@ -111,14 +111,16 @@ class Rewrite:
         return_type = StructType(fields)
 
         program = compile_pattern(analysis.pattern, analysis.var_names,
-                                  untils={analysis.var_names[v] for v, _, _ in p.until})
+                                  untils={analysis.var_names[v] for v, _, _ in p.until},
+                                  within=within is not None)
         masks = sorted({m for _, m, _ in p.define + p.until if m is not None})
+        derived = {m: p.derived[m] for m in masks if m in p.derived}
         engine_plan = {
             "mode": analysis.mode, "skip": analysis.skip, "skip_vars": list(analysis.skip_vars),
             "skip_name": analysis.skip_name, "within": within, "max_threads": MAX_THREADS,
             "lookahead": p.lookahead, "program": program, "vars": analysis.var_names,
             "define": p.define, "until": p.until, "partition": self.partition, "order_key": order_key,
-            "values": list(p.values), "masks": masks, "rows": self.clause.rows,
+            "values": list(p.values), "masks": masks, "derived": derived, "rows": self.clause.rows,
             "atoms": [[a.ir, a.final] for a in p.atoms], "output": output,
         }
         name = self.register(engine_plan, return_type)

@@ -4,37 +4,62 @@ from udtf.evaluate import Conditions, Matcher, Options, Rows
 from udtf.pattern import parse_pattern, variables
 
 
+def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None, mode="standard",
+                   skip="PAST LAST ROW", skip_to=(), within=None, order=None, unmatched=False,
+                   chunks=None):
+    """(matches, variable names) of the engine over rows 0..n-1, fed ``chunks`` rows at a time.
+    ``masks[var]`` = per-row booleans of the row-level DEFINE part, ``state[var]`` = a
+    match-state expression (udtf.expr IR; variable lists may use names), ``until[var]`` =
+    per-row booleans of ``DEFINE var ... UNTIL``, ``columns[name]`` = per-row values."""
+    masks, state, until, columns = masks or {}, state or {}, until or {}, columns or {}
+    node = parse_pattern(pattern)
+    names = variables(node)
+    for extra in list(masks) + list(state) + list(skip_to):
+        if extra not in names:
+            names.append(extra)
+    index = {v: i for i, v in enumerate(names)}
+    state = {v: _indexed(e, index) for v, e in state.items()}
+    rows = Rows(masks=[f"m_{v}" for v in masks] + [f"u_{v}" for v in until], values=list(columns))
+    define = {index[v]: (f"m_{v}" if v in masks else None, state.get(v)) for v in set(masks) | set(state)}
+    cond_until = {index[v]: (f"u_{v}", None) for v in until}
+    program = compile_pattern(node, names, untils=set(until), within=within is not None)
+    options = Options(mode=mode, skip=skip, skip_vars=tuple(index[v] for v in skip_to),
+                      skip_name=",".join(skip_to), within=within, unmatched=unmatched)
+    matcher = Matcher(program, Conditions(define, cond_until, names, rows), options)
+    out = []
+    step = chunks or n or 1
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        rows.append(hi - lo,
+                    masks={**{f"m_{v}": bytes(int(bool(x)) for x in m[lo:hi]) for v, m in masks.items()},
+                           **{f"u_{v}": bytes(int(bool(x)) for x in m[lo:hi]) for v, m in until.items()}},
+                    values={c: list(vals[lo:hi]) for c, vals in columns.items()},
+                    order=list(order[lo:hi]) if order is not None else None)
+        out += matcher.feed(hi - lo)
+    out += matcher.finish()
+    return out, names
+
+
+def _indexed(expr, index):
+    if isinstance(expr, list) and expr:
+        if expr[0] in ("agg", "nav", "classifier") and len(expr) > 2 and isinstance(expr[2], list):
+            return [expr[0], expr[1], sorted(index[v] if isinstance(v, str) else v for v in expr[2]), *expr[3:]]
+        if expr[0] == "classifier" and len(expr) == 2 and isinstance(expr[1], list):
+            return ["classifier", sorted(index[v] if isinstance(v, str) else v for v in expr[1])]
+        return [_indexed(e, index) for e in expr]
+    return expr
+
+
 def run(pattern, events, define=None, state=None, until=None, mode="standard", skip="PAST LAST ROW",
         skip_to=(), within=None, order=None, unmatched=False, columns=(), chunks=None):
     """Return matches as lists of (event label, variable); ``define`` maps a variable to a
     predicate over an event (a mask), ``state`` to a match-state expression (udtf.expr)."""
-    define, state, until = define or {}, state or {}, until or {}
-    node = parse_pattern(pattern)
-    names = variables(node)
-    for extra in list(define) + list(state):
-        if extra not in names:
-            names.append(extra)
-    index = {n: i for i, n in enumerate(names)}
-    mask_names = [f"m_{v}" for v in define] + [f"u_{v}" for v in until]
-    rows = Rows(masks=mask_names, values=list(columns))
-    cond_define = {index[v]: (f"m_{v}" if v in define else None, state.get(v))
-                   for v in set(define) | set(state)}
-    cond_until = {index[v]: (f"u_{v}", None) for v in until}
-    program = compile_pattern(node, names, untils=set(until))
-    options = Options(mode=mode, skip=skip, skip_vars=tuple(index[v] for v in skip_to),
-                      skip_name=",".join(skip_to), within=within, unmatched=unmatched)
-    matcher = Matcher(program, Conditions(cond_define, cond_until, names, rows), options)
-    out = []
-    step = chunks or len(events) or 1
-    for lo in range(0, len(events), step):
-        part = events[lo:lo + step]
-        rows.append(len(part),
-                    masks={**{f"m_{v}": bytes(int(bool(p(e))) for e in part) for v, p in define.items()},
-                           **{f"u_{v}": bytes(int(bool(p(e))) for e in part) for v, p in until.items()}},
-                    values={c: [e.get(c) for e in part] for c in columns},
-                    order=[e.get(order) for e in part] if order else None)
-        out += matcher.feed(len(part))
-    out += matcher.finish()
+    out, names = engine_matches(
+        pattern, len(events), masks={v: [p(e) for e in events] for v, p in (define or {}).items()},
+        state=state, until={v: [p(e) for e in events] for v, p in (until or {}).items()},
+        columns={c: [e.get(c) for e in events] for c in columns}, mode=mode, skip=skip, skip_to=skip_to,
+        within=within, order=[e.get(order) for e in events] if order else None, unmatched=unmatched,
+        chunks=chunks)
     label = lambda r: events[r].get("label", r)
     return [[(label(r), names[v]) for r, v, _ in m.rows] if m.number is not None else ("unmatched", label(m.start))
             for m in out]

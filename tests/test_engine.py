@@ -13,10 +13,8 @@ from __future__ import annotations
 import pytest
 
 import oracle
-from engine_support import ev, is_, labels, run
-from udtf.compile import compile_pattern
+from engine_support import engine_matches, ev, is_, labels, run
 from udtf.errors import MatchRecognizeError
-from udtf.evaluate import Conditions, Matcher, Options, Rows
 from udtf.pattern import parse_pattern, variables
 
 
@@ -24,57 +22,17 @@ from udtf.pattern import parse_pattern, variables
 # a runner returning the engine's full output (rows, variables, exclusion flags)
 # ------------------------------------------------------------------------------------------
 
-def engine_result(pattern, n, masks=None, state=None, until=None, columns=None, mode="standard",
-                  skip="PAST LAST ROW", skip_to=(), within=None, order=None, unmatched=False,
-                  chunks=None):
-    """Run the engine over rows 0..n-1.  ``masks[var]`` = per-row booleans of the row-level
-    DEFINE part, ``state[var]`` = a match-state expression (udtf.expr IR; variable lists may
-    use names, they are mapped to indexes here), ``until[var]`` = per-row booleans of
-    ``DEFINE var ... UNTIL``.  Returns the oracle's result shape (see tests/oracle.py)."""
-    masks, state, until, columns = masks or {}, state or {}, until or {}, columns or {}
-    node = parse_pattern(pattern)
-    names = variables(node)
-    for extra in list(masks) + list(state) + list(skip_to):
-        if extra not in names:
-            names.append(extra)
-    index = {v: i for i, v in enumerate(names)}
-    state = {v: _indexed(e, index) for v, e in state.items()}
-    rows = Rows(masks=[f"m_{v}" for v in masks] + [f"u_{v}" for v in until], values=list(columns))
-    define = {index[v]: (f"m_{v}" if v in masks else None, state.get(v)) for v in set(masks) | set(state)}
-    cond_until = {index[v]: (f"u_{v}", None) for v in until}
-    program = compile_pattern(node, names, untils=set(until))
-    options = Options(mode=mode, skip=skip, skip_vars=tuple(index[v] for v in skip_to),
-                      skip_name=",".join(skip_to), within=within, unmatched=unmatched)
-    matcher = Matcher(program, Conditions(define, cond_until, names, rows), options)
-    out = []
-    step = chunks or n or 1
+def engine_result(pattern, n, **kwargs):
+    """``engine_support.engine_matches`` in the oracle's result shape (see tests/oracle.py)."""
     try:
-        for lo in range(0, n, step):
-            hi = min(n, lo + step)
-            rows.append(hi - lo,
-                        masks={**{f"m_{v}": bytes(int(bool(x)) for x in m[lo:hi]) for v, m in masks.items()},
-                               **{f"u_{v}": bytes(int(bool(x)) for x in m[lo:hi]) for v, m in until.items()}},
-                        values={c: list(vals[lo:hi]) for c, vals in columns.items()},
-                        order=list(order[lo:hi]) if order is not None else None)
-            out += matcher.feed(hi - lo)
-        out += matcher.finish()
-    except MatchRecognizeError as e:
+        out, names = engine_matches(pattern, n, **kwargs)
+    except MatchRecognizeError as e:  # a runtime error (AFTER MATCH SKIP TO ...)
         msg = str(e)
         kind = "absent" if "not present" in msg else "first" if "first row" in msg else msg
         return [("error", kind)]
     return [("unmatched", m.start) if m.number is None else
             ("match", m.start, m.end, tuple((r, names[v], bool(x)) for r, v, x in m.rows))
             for m in out]
-
-
-def _indexed(expr, index):
-    if isinstance(expr, list) and expr:
-        if expr[0] in ("agg", "nav", "classifier") and len(expr) > 2 and isinstance(expr[2], list):
-            return [expr[0], expr[1], sorted(index[v] if isinstance(v, str) else v for v in expr[2]), *expr[3:]]
-        if expr[0] == "classifier" and len(expr) == 2 and isinstance(expr[1], list):
-            return ["classifier", sorted(index[v] if isinstance(v, str) else v for v in expr[1])]
-        return [_indexed(e, index) for e in expr]
-    return expr
 
 
 def same_outcome(engine_out, oracle_out):
@@ -334,6 +292,51 @@ def test_flinkcep_trailing_not_next():
     # A ~B: A's row must not be followed by a B row (or be the last row); the match ends at A
     got = run("A ~B", ev("a1", "b", "a2", "c", "a3"), define=ABC_DEFINE, mode="flinkcep", skip="NO SKIP")
     assert labels(got) == ["a2", "a3"]
+
+
+@pytest.mark.parametrize("mode, skip, expected", [
+    ("flinkcep", "NO SKIP", ["0A 1A", "0A", "5A"]),
+    ("flinkcep", "TO NEXT ROW", ["0A 1A", "5A"]),
+    ("flinkcep", "PAST LAST ROW", ["0A 1A", "5A"]),
+    ("standard", "PAST LAST ROW", ["0A 1A", "5A"]),
+    ("standard", "TO NEXT ROW", ["0A 1A", "5A"]),
+])
+def test_trailing_not_followed_by_within(mode, skip, expected):
+    # A+ -> ~B WITHIN 3: no B after the A rows until 3 order units after the first A.  Runs from
+    # 0 are confirmed when row 4 (t=4) closes their window, the B at t=4 lying beyond it; the
+    # runs from 1 and 3 see that B; the run from 5 is confirmed at the partition end.
+    masks, n = masks_of("A A - A B A")
+    order = [0, 1, 2, 3, 4, 9]
+    got = engine_result("A+ -> ~B", n, masks=masks, mode=mode, skip=skip, within=3, order=order)
+    assert fmt(got) == expected
+    # fed one row at a time: the same
+    got = engine_result("A+ -> ~B", n, masks=masks, mode=mode, skip=skip, within=3, order=order, chunks=1)
+    assert fmt(got) == expected
+
+
+def test_trailing_not_followed_by_reports_after_earlier_completions():
+    # the run from 0 waits for its window (t <= 5) to close; the run from 1 completes A C at
+    # row 2; in FlinkCEP order the completed match comes first and SKIP PAST LAST ROW then
+    # prunes the run from 0
+    masks, n = masks_of("A A C - -", "B")
+    order = [0, 1, 2, 3, 9]
+    got = engine_result("A -> ~B | A C", n, masks=masks, mode="flinkcep", skip="PAST LAST ROW",
+                        within=5, order=order)
+    assert fmt(got) == ["1A 2C"]
+    got = engine_result("A -> ~B | A C", n, masks=masks, mode="flinkcep", skip="NO SKIP", within=5, order=order)
+    assert fmt(got) == ["1A 2C", "0A", "1A"]
+
+
+@pytest.mark.parametrize("pattern, within, column", [
+    ("A -> ~B", None, 6),           # needs WITHIN
+    ("(A -> ~B)+", 3, 7),           # must end the whole pattern
+    ("(A -> ~B) C", 3, 7),
+])
+def test_trailing_not_followed_by_errors(pattern, within, column):
+    masks, n = masks_of("A B C")
+    with pytest.raises(MatchRecognizeError, match=r"notFollowedBy\) can end only the whole pattern") as e:
+        engine_matches(pattern, n, masks=masks, mode="flinkcep", within=within, order=[0, 1, 2])
+    assert (e.value.line, e.value.column) == (1, column)
 
 
 def test_flinkcep_within():

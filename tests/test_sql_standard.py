@@ -19,7 +19,6 @@ from decimal import Decimal
 import pytest
 
 from sql_support import d, mr_spark, rows, schema, sequences, view  # noqa: F401  (fixture)
-from udtf.errors import MatchRecognizeError
 from udtf.pattern import parse_pattern, variables
 
 

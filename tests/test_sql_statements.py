@@ -218,3 +218,44 @@ def test_two_executor_cluster_returns_the_local_rows():
     assert cluster["executors"] == 2
     assert cluster["rows"] == local["rows"]
     assert len(local["rows"]) == 8 * 40
+
+
+@pytest.mark.parametrize("price_type, derived", [
+    ("INT", True), ("BIGINT", True), ("DECIMAL(9,2)", True), ("STRING", True), ("DATE", True),
+    ("DOUBLE", False),  # NaN orders differently in Arrow: Spark's LAG computes the mask
+])
+def test_prev_comparisons_derived_in_the_udtf(mr_spark, price_type, derived):
+    """``price < PREV(price)`` masks are derived in the UDTF (no Spark window) for types Arrow
+    compares exactly as Spark does; across Arrow batches of 3 rows, partition boundaries and
+    NULLs the matches equal those of the Spark-window plan (forced with ``+ 0`` / ``|| ''``)."""
+    import random
+
+    rng = random.Random(7)
+    data = []
+    for sym in ("a", "b", "c"):
+        for ts in range(40):
+            value = None if rng.random() < .1 else rng.randint(10, 20)
+            data.append((sym, ts, value))
+    to_type = {"STRING": "LPAD(CAST(v AS STRING), 3, '0')", "DATE": "DATE_ADD(DATE'2024-01-01', v)"}
+    mr_spark.createDataFrame(data, "sym string, ts int, v int").createOrReplaceTempView("derive_raw")
+    mr_spark.sql(f"CREATE OR REPLACE TEMP VIEW derive_src AS SELECT sym, ts, "
+                 f"CAST({to_type.get(price_type, 'v')} AS {price_type}) AS price FROM derive_raw")
+    template = """
+        SELECT * FROM derive_src MATCH_RECOGNIZE (
+          PARTITION BY sym ORDER BY ts
+          MEASURES FIRST(ts) AS s, LAST(DOWN.ts) AS b, LAST(ts) AS e, MATCH_NUMBER() AS m
+          ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW
+          PATTERN (STRT DOWN+ UP+ FLAT?)
+          DEFINE DOWN AS {p} < PREV({p}), UP AS {p} > PREV({p}, 1),
+                 FLAT AS PREV({p}, 2) = {p} AND {p} <> PREV({p}))"""
+    fast = template.format(p="price")
+    # the same values through an expression, which Spark's LAG computes
+    forced = template.format(p={"STRING": "(price || '')", "DATE": "CAST(price AS STRING)"}.get(price_type,
+                                                                                               "(price + 0)"))
+    assert ("LAG(" not in sql_ext.transpile(fast, mr_spark).upper()) == derived
+    mr_spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "3")
+    try:
+        got, expected = rows(mr_spark, fast), rows(mr_spark, forced)
+    finally:
+        mr_spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+    assert got == expected and len(got) > 5

@@ -40,6 +40,13 @@ class PartitionRunner:
         atoms = [(expr, final) for expr, final in plan["atoms"]]
         self.emitter = Emitter(atoms, plan["rows"], names, self.rows.values, lambda: self.rows.size)
         self.pending: list = []  # matches of the current partition not yet emitted
+        self.derived = plan["derived"]
+        self.lags: dict = {}  # column -> largest PREV offset the derived masks read
+        for comparisons in self.derived.values():
+            for _, *sides in comparisons:
+                for column, lag in sides:
+                    self.lags[column] = max(lag, self.lags.get(column, 0))
+        self.history: dict = {}  # column -> its last ``lags[column]`` values in the partition
 
     # ---- batches ---------------------------------------------------------------------
     def feed(self, batch: pa.RecordBatch):
@@ -84,17 +91,34 @@ class PartitionRunner:
     def _append(self, part: pa.RecordBatch):
         plan = self.plan
         masks = {name: pc.fill_null(part.column(name), False).to_numpy(zero_copy_only=False)
-                 for name in plan["masks"]}
+                 for name in plan["masks"] if name not in self.derived}
+        if self.derived:
+            lagged = self._lagged(part)
+            masks.update((name, derive_mask(comparisons, lagged)) for name, comparisons in self.derived.items())
         values = {name: part.column(name).to_pylist() for name in plan["values"]}
         order = part.column(plan["order_key"]).to_pylist() if plan["order_key"] else None
         self.batches.append(part)
         self.rows.append(part.num_rows, masks=masks, values=values, order=order)
         self.pending += self.matcher.feed(part.num_rows)
 
+    def _lagged(self, part: pa.RecordBatch) -> dict:
+        """{(column, lag): the column's values ``lag`` rows back in the partition (NULL before
+        its first row)} for the columns the derived masks read."""
+        out = {}
+        for column, most in self.lags.items():
+            current = part.column(column)
+            prior = self.history.get(column)
+            full = pa.concat_arrays([pa.nulls(most, current.type) if prior is None else prior, current])
+            for lag in range(most + 1):
+                out[(column, lag)] = full.slice(most - lag, len(current))
+            self.history[column] = full.slice(len(full) - most)
+        return out
+
     def _close_partition(self):
         self.pending += self.matcher.finish()
         out = self._flush()
         self.batches = []
+        self.history = {}
         self.rows.clear()
         self.matcher.reset()
         if out is not None:
@@ -127,6 +151,20 @@ class PartitionRunner:
                 column = column.cast(field.type)
             columns.append(column)
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+_COMPARE = {"=": pc.equal, "<>": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
+            ">=": pc.greater_equal}
+
+
+def derive_mask(comparisons: list, lagged: dict) -> np.ndarray:
+    """The AND of ``[[op, [column, lag], [column, lag]], ...]`` over ``lagged`` columns, NULL
+    counting as false (Spark's ``COALESCE(a < LAG(b, k) AND ..., false)``)."""
+    mask = None
+    for op, left, right in comparisons:
+        value = pc.fill_null(_COMPARE[op](lagged[tuple(left)], lagged[tuple(right)]), False)
+        mask = value if mask is None else pc.and_(mask, value)
+    return mask.to_numpy(zero_copy_only=False)
 
 
 def _to_arrow(values: list, arrow_type) -> pa.Array:

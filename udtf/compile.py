@@ -10,7 +10,10 @@ States (plain JSON lists, index = state id)::
     ["bol", target]                     epsilon, only at the partition start      (^)
     ["eol", target]                     epsilon, only at the partition end        ($)
     ["peek", guard, target]             epsilon, only if ``guard`` holds on the next row or
-                                        there is no next row (notNext)
+                                        there is no next row of the run (notNext)
+    ["expire", target]                  epsilon, only once the run has no next row: the next
+                                        row lies beyond WITHIN or the partition ended (a
+                                        trailing notFollowedBy)
     ["accept"]
 
 Guards are formulas over the DEFINE conditions: ["true"], ["def", v] (v's condition, the row
@@ -50,10 +53,12 @@ def _or(*guards):
 
 
 class _Builder:
-    def __init__(self, var_index: dict, untils: set):
+    def __init__(self, var_index: dict, untils: set, within: bool):
         self.var_index = var_index
         self.untils = untils  # variables with a DEFINE ... UNTIL condition
+        self.within = within
         self.states: list = []
+        self.accept = self.new(["accept"])
 
     def new(self, state) -> int:
         if len(self.states) >= MAX_STATES:
@@ -97,7 +102,7 @@ class _Builder:
         for k, item in enumerate(node.items):
             junction = node.junctions[k - 1] if k else STRICT
             if isinstance(item, Neg):
-                pending = (self.var_index[item.var.name], junction)
+                pending = (self.var_index[item.var.name], junction, item.pos)
                 continue
             if pending is not None:
                 elements.append((item, junction, pending))
@@ -105,8 +110,16 @@ class _Builder:
             else:
                 elements.append((item, junction, None))
         nxt = cont
-        if pending is not None:  # trailing notNext
+        if pending is not None and pending[1] == STRICT:  # trailing notNext
             nxt = self.new(["peek", ["not", ["def", pending[0]]], cont])
+        elif pending is not None:  # trailing notFollowedBy: no such row until the window closes
+            if cont != self.accept or not self.within:
+                raise MatchRecognizeError("'-> ~var' (notFollowedBy) can end only the whole pattern, and "
+                                          "only with WITHIN (the match is confirmed when the window "
+                                          "closes)", *pending[2])
+            nxt = self.new(["split", [self.new(["expire", cont])]])
+            wait = self.new(["consume", [[["not", ["def", pending[0]]], ctx[1], -1, False, nxt]]])
+            self.states[nxt][1].append(wait)
         for k in range(len(elements) - 1, -1, -1):
             item, junction, negation = elements[k]
             if k == 0:
@@ -155,7 +168,7 @@ class _Builder:
                     found.append([_and(extra, guard), stop, var, excluded, target])
             elif kind == "peek":
                 walk(self.states[state][2], _and(extra, self.states[state][1]))
-            # bol / eol / accept cannot precede a row read after a gap
+            # bol / eol / expire / accept cannot precede a row read after a gap
 
         walk(start, None)
         return found
@@ -209,17 +222,17 @@ class _Builder:
         return nxt
 
 
-def compile_pattern(node, var_names: list, untils=()) -> dict:
+def compile_pattern(node, var_names: list, untils=(), within: bool = False) -> dict:
     """Compile pattern IR into a DST program (JSON-serializable dict).
 
     ``var_names`` fixes the variable indexes (every variable in the pattern must be listed);
-    ``untils`` names the variables that carry a ``DEFINE v AS ... UNTIL ...`` stop condition.
+    ``untils`` names the variables that carry a ``DEFINE v AS ... UNTIL ...`` stop condition;
+    ``within`` says whether the query has a WITHIN window.
     """
     from .runs import flat_sequence
 
     index = {name: i for i, name in enumerate(var_names)}
-    builder = _Builder(index, set(untils))
-    accept = builder.new(["accept"])
-    start = builder.build(node, accept, (False, None, False))
+    builder = _Builder(index, set(untils), within)
+    start = builder.build(node, builder.accept, (False, None, False))
     sequence = flat_sequence(node, index) if not untils else None
     return {"states": builder.states, "start": start, "vars": list(var_names), "sequence": sequence}

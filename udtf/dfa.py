@@ -51,7 +51,7 @@ class LazyDFA:
             return all(bits(f) for f in formula[1:])
 
         for state in program["states"]:
-            if state[0] == "peek":
+            if state[0] in ("peek", "expire"):
                 return None
             if state[0] == "consume":
                 for guard, stop, *_ in state[1]:

@@ -183,10 +183,11 @@ class Matcher:
                      for guard, stop, var, excluded, target in state[1])
 
     def _hold(self, state, conditions: Conditions):
+        """(kind, guard, target) of a state that waits for the next row, else None."""
         if state[0] == "peek":
-            return conditions.guard(state[1]), state[2]
-        if state[0] == "eol":
-            return False, state[1]
+            return "peek", conditions.guard(state[1]), state[2]
+        if state[0] in ("eol", "expire"):
+            return state[0], None, state[1]
         return None
 
     def _closures(self, states, at_start: bool):
@@ -275,7 +276,7 @@ class Matcher:
         state, facts, chain = thread
         if self.holds[state] is not None:
             released: list = []
-            cut = self._release(state, facts, chain, row, released, lambda f, c: accept(f, c, row - 1))
+            cut = self._release(state, facts, chain, row, released, lambda f, c: accept(f, c, self._end(c)))
             for t in released:
                 if self._step(t, row, out, seen, accept):
                     return True
@@ -298,24 +299,33 @@ class Matcher:
             elif chain is not None:  # a run never starts with an ignored row
                 yield target, facts, chain, False
 
-    def _finish_holds(self, threads, accept):
-        """At the partition end holds pass (there is no next row); look for acceptance."""
-        end = self.rows.size - 1
+    def _close(self, threads, accept, row=None):
+        """The runs of ``threads`` have no next row: the partition ended (``row`` None) or
+        ``row`` lies beyond their WITHIN window.  Release what waits for that; look for
+        acceptance."""
         for state, facts, chain in threads:
-            if self.holds[state] is not None and \
-                    self._release(state, facts, chain, None, [], lambda f, c: accept(f, c, end)):
+            if self.holds[state] is not None and self._release(
+                    state, facts, chain, row, [], lambda f, c: accept(f, c, self._end(c)), expired=True):
                 return
 
-    def _release(self, state, facts, chain, row, out, accept, visited=frozenset()) -> bool:
-        """Resolve a thread held before ``row`` is read (None: at the partition end, where every
-        hold passes).  The threads it releases go to ``out`` in priority order; ``accept`` is
-        called as in ``_add``.  True when cut.  A hold reached again without reading a row is
-        not resolved twice (no state repeats on an epsilon path)."""
+    def _end(self, chain) -> int:
+        """The last row of a standard-mode match (``start - 1`` for an empty one)."""
+        return chain[0] if chain is not None else self.start - 1
+
+    def _release(self, state, facts, chain, row, out, accept, expired=False, visited=frozenset()) -> bool:
+        """Resolve a thread held before ``row`` is read.  ``row`` None: the partition ended, every
+        hold passes; ``expired``: ``row`` lies beyond the run's WITHIN window, so a notNext or a
+        trailing notFollowedBy passes but ``$`` does not.  The threads it releases go to ``out`` in
+        priority order; ``accept(facts, chain)`` is called as in ``_add``.  True when cut.  A
+        hold reached again without reading a row is not resolved twice."""
         if state in visited:
             return False
-        guard, target = self.holds[state]
-        if row is not None and (guard is False or (guard is not None and not guard(row, facts))):
-            return False
+        kind, guard, target = self.holds[state]
+        if row is not None:
+            if kind == "eol" or (kind == "expire" and not expired):
+                return False
+            if kind == "peek" and not expired and guard is not None and not guard(row, facts):
+                return False
         position = self.rows.size if row is None else row
         local: list = []
         cut = self._add(target, facts, chain, position == 0, local, None, accept)
@@ -323,7 +333,7 @@ class Matcher:
         for s, f, c in local:
             if self.holds[s] is None:
                 out.append((s, f, c))
-            elif self._release(s, f, c, row, out, accept, visited):
+            elif self._release(s, f, c, row, out, accept, expired, visited):
                 return True
         return cut
 
@@ -372,10 +382,11 @@ class Matcher:
                 if row >= self._limit():
                     if not self.finished:
                         return
-                    self._finish_holds(self.threads, self._record)
+                    self._close(self.threads, self._record)
                     self.threads = []
                     break
                 if not self._within(self.start, row):
+                    self._close(self.threads, self._record, row)
                     self.threads = []
                     break
                 nxt, seen = [], set()
@@ -523,14 +534,14 @@ class Matcher:
                 threads = [t for t in threads if self._within(t[0], row)]
             threads += [(row, s, f, c) for s, f, c in self._starting(row)]
             nxt: list = []
-            accepts: list = []  # (position in nxt, 0, start, end, chain)
+            accepts: list = []  # (False, position in nxt, 0, start, end, chain)
             for start, state, facts, chain in threads:
                 for target, new_facts, new_chain, stored in self._moves(state, facts, chain, row):
                     for s in closure[target]:
                         if s != ACCEPT:
                             nxt.append((start, s, new_facts, new_chain))
                         elif stored:
-                            accepts.append((len(nxt), 0, start, row, new_chain))
+                            accepts.append((False, len(nxt), 0, start, row, new_chain))
             self._check_threads(nxt)
             self.threads, self.pending = nxt, accepts
             self.pos = row + 1
@@ -555,19 +566,21 @@ class Matcher:
         ``row`` (None: the partition end); their accepts join the pending ones in run order."""
         ready: list = []
         accepts = list(self.pending)
-        end = (self.rows.size if row is None else row) - 1
+        within = self.options.within is not None
         for index, (start, state, facts, chain) in enumerate(self.threads):
             if self.holds[state] is None:
                 ready.append((start, state, facts, chain))
                 continue
             released: list = []
             found: list = []
-            self._release(state, facts, chain, row, released, lambda f, c: found.append(c) or False)
+            expired = within and row is not None and not self._within(start, row)
+            self._release(state, facts, chain, row, released, lambda f, c: found.append(c) or False, expired)
             if found and chain is not None:
-                accepts.append((index, 1, start, end, found[0]))
+                # a window close confirms after the matches the rows before it completed
+                accepts.append((self.holds[state][0] == "expire", index, 1, start, chain[0], found[0]))
             ready += [(start, s, f, c) for s, f, c in released]
-        accepts.sort(key=lambda a: a[:2])
-        return ready, [a[2:] for a in accepts]
+        accepts.sort(key=lambda a: a[:3])
+        return ready, [a[3:] for a in accepts]
 
     def _report(self, threads, accepts, out) -> list:
         """Report accepting runs in run order and prune the runs by the skip strategy
@@ -582,8 +595,8 @@ class Matcher:
             self.match_number += 1
             out.append(Match(self.match_number, rows[0][0], end, rows))
             if skip == "PAST LAST ROW":
-                return []
-            if skip == "TO NEXT ROW":
+                dead_ranges.append((0, end + 1))
+            elif skip == "TO NEXT ROW":
                 dead_starts.add(start)
             elif skip in ("TO FIRST", "TO LAST"):
                 targets = [r for r, var, _ in rows if var in skip_vars]

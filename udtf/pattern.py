@@ -216,8 +216,6 @@ def _check_negations(toks, items, junctions):
         if before == ANY:
             raise MatchRecognizeError("a negated variable cannot follow '->>'; use '->' (notFollowedBy) "
                                       "or juxtaposition (notNext)", *item.pos)
-        if k == len(items) - 1 and before == RELAXED:
-            raise MatchRecognizeError("a pattern sequence cannot end with '-> ~var' (notFollowedBy)", *item.pos)
         if k + 1 < len(items) and isinstance(items[k + 1], Neg):
             raise MatchRecognizeError("two negated variables cannot be adjacent", *items[k + 1].pos)
 
