@@ -39,6 +39,7 @@ class Analysis:
     skip_vars: tuple
     skip_name: str
     input_columns: dict = field(default_factory=dict)  # lower-case name -> exact name
+    skip_at: tuple = (None, None)  # line, column of the SKIP TO target (for runtime errors)
 
     def variable_set(self, name: str):
         """Variable indexes named by a primary or union variable, or None if unknown."""
@@ -78,7 +79,7 @@ def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
 
     mode = "flinkcep" if clause.semantics == "FLINKCEP" else "standard"
     skip = clause.skip_kind
-    skip_vars, skip_name = (), ""
+    skip_vars, skip_name, skip_at = (), "", (None, None)
     if skip == "TO":
         skip = "TO LAST"
     if skip == "NO SKIP" and mode == "standard":
@@ -94,9 +95,10 @@ def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
                             "or subset", target)
             members = [var_names.index(skip_name)]
         skip_vars = tuple(members)
+        skip_at = position(target) or (None, None)
 
     analysis = Analysis(clause, pattern, var_names, subsets, definitions, mode, skip, skip_vars,
-                        skip_name, {c.lower(): c for c in input_columns})
+                        skip_name, {c.lower(): c for c in input_columns}, skip_at)
     for column in clause.partition_by:
         if not isinstance(column, exp.Column) or column.table:
             raise error("PARTITION BY: only column names of the input are supported", column)

@@ -117,7 +117,7 @@ class Rewrite:
         derived = {m: p.derived[m] for m in masks if m in p.derived}
         engine_plan = {
             "mode": analysis.mode, "skip": analysis.skip, "skip_vars": list(analysis.skip_vars),
-            "skip_name": analysis.skip_name, "within": within, "max_threads": MAX_THREADS,
+            "skip_name": analysis.skip_name, "skip_at": list(analysis.skip_at), "within": within, "max_threads": MAX_THREADS,
             "lookahead": p.lookahead, "program": program, "vars": analysis.var_names,
             "define": p.define, "until": p.until, "partition": self.partition, "order_key": order_key,
             "values": list(p.values), "masks": masks, "derived": derived, "rows": self.clause.rows,

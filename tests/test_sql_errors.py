@@ -220,4 +220,7 @@ def test_skip_runtime_errors(series, skip, pattern, define, message):
           DEFINE A AS SUM(A.price) < 30{define})"""
     with pytest.raises(Exception) as info:
         series.sql(sql).collect()
-    assert message in str(info.value)
+    clause = f"AFTER MATCH SKIP {skip}"
+    line, column = at(sql, clause)
+    column += len(clause) - len(skip.split()[-1])  # the SKIP TO target
+    assert f"line {line}:{column}: {message}" in str(info.value)

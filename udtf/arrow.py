@@ -33,7 +33,7 @@ class PartitionRunner:
         conditions = Conditions({v: (m, e) for v, m, e in plan["define"]},
                                 {v: (m, e) for v, m, e in plan["until"]}, names, self.rows)
         options = Options(mode=plan["mode"], skip=plan["skip"], skip_vars=tuple(plan["skip_vars"]),
-                          skip_name=plan["skip_name"], within=plan["within"],
+                          skip_name=plan["skip_name"], skip_at=tuple(plan["skip_at"]), within=plan["within"],
                           unmatched=plan["rows"] == "ALL WITH UNMATCHED",
                           max_threads=plan["max_threads"], lookahead=plan["lookahead"], blocks=True)
         self.matcher = Matcher(plan["program"], conditions, options)

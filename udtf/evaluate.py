@@ -70,6 +70,7 @@ class Options(NamedTuple):
     skip: str = "PAST LAST ROW"  # TO NEXT ROW | TO FIRST | TO LAST | NO SKIP
     skip_vars: tuple = ()  # variable indexes of the SKIP TO target (a subset = several)
     skip_name: str = ""
+    skip_at: tuple = (None, None)  # line, column of the SKIP TO target in the user's SQL
     within: object = None  # max distance between first and last row in ``Rows.order`` units
     unmatched: bool = False  # WITH UNMATCHED ROWS
     max_threads: int = 100_000
@@ -512,11 +513,13 @@ class Matcher:
         targets = [r for r, var, _ in rows if var in self.options.skip_vars]
         if not targets:
             raise MatchRecognizeError(
-                f"AFTER MATCH SKIP {skip} {self.options.skip_name} failed: pattern variable is not present in match")
+                f"AFTER MATCH SKIP {skip} {self.options.skip_name} failed: pattern variable is not present in match",
+                *self.options.skip_at)
         target = targets[0] if skip == "TO FIRST" else targets[-1]
         if target == start:
             raise MatchRecognizeError(
-                f"AFTER MATCH SKIP {skip} {self.options.skip_name} failed: cannot skip to first row of match")
+                f"AFTER MATCH SKIP {skip} {self.options.skip_name} failed: cannot skip to first row of match",
+                *self.options.skip_at)
         return target
 
     # ---- FlinkCEP semantics ----------------------------------------------------------
