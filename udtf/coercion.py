@@ -1,0 +1,948 @@
+"""Spark's analyzer type rules for scalar functions and operators (driver side, pure).
+
+``resolve(function, arg_types, ansi)`` returns the ``Signature`` Spark's analyzer gives the call:
+the type each argument is implicitly cast to (``TypeCoercion`` when ``ansi`` is false,
+``AnsiTypeCoercion`` when true) and the result type.  The caller casts argument ``i`` from its
+own type to ``args[i]`` (``scalar.cast(src, args[i], ansi)``; identity when equal) and then calls
+``scalar.function(function, args, result, ansi)``.  Where Spark's analysis fails,
+``SparkAnalysisError`` carries Spark's error class (``DATATYPE_MISMATCH.*``).
+
+An argument may be a ``Literal`` (type and value) instead of a bare ``SqlType``: Spark types an
+integral *literal* next to a decimal by its digits (``1 + 0.1`` is decimal(3,1), ``x + 0.1`` with
+``x INT`` is decimal(12,1)).  ``literal(text)`` types a Spark SQL literal token.
+
+Function names are Spark's (case-insensitive); operators are ``+ - * / % div = == != <> < <= >
+>= <=> and or not negative positive is_null is_not_null in between case if coalesce nvl
+ifnull nullif ...`` (see ``FUNCTIONS``).  ``case`` takes ``cond1, value1, ..., [else]`` with an
+odd count meaning an ELSE value; ``in`` takes ``value, item1, item2, ...``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Sequence
+
+from .sparkerrors import SparkAnalysisError
+from .sqltypes import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, MAX_PRECISION, STRING,
+                       TIMESTAMP, VOID, Kind, SqlType, decimal, DAY_TIME)
+
+__all__ = ["Literal", "Signature", "resolve", "literal", "FUNCTIONS", "decimal_for",
+           "wider_decimal", "adjust_precision_scale", "common_type"]
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """An argument that is a literal: its type and its value (engine representation)."""
+    type: SqlType
+    value: object
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """``args``: the type each argument is cast to before the call; ``result``: the call's type."""
+    args: tuple[SqlType, ...]
+    result: SqlType
+
+
+Arg = SqlType | Literal
+
+_NUMERIC_ORDER = (Kind.TINYINT, Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.FLOAT, Kind.DOUBLE)
+_INT_DIGITS = {Kind.TINYINT: 3, Kind.SMALLINT: 5, Kind.INT: 10, Kind.BIGINT: 20}
+
+
+def _t(a: Arg) -> SqlType:
+    return a.type if isinstance(a, Literal) else a
+
+
+def _sql(t: SqlType) -> str:
+    return '"' + str(t).upper() + '"'
+
+
+def _mismatch(sub: str, msg: str) -> SparkAnalysisError:
+    return SparkAnalysisError(f"DATATYPE_MISMATCH.{sub}", msg)
+
+
+# ---- decimal rules (DecimalPrecision / DecimalType) ---------------------------------------
+
+def decimal_for(a: Arg) -> SqlType:
+    """DecimalType.forType (integral: 3/5/10/20 digits), or fromLiteral for integral literals."""
+    t = _t(a)
+    if t.is_decimal:
+        return t
+    if isinstance(a, Literal) and t.is_integral and a.value is not None:
+        return decimal(max(len(str(abs(a.value))), 1), 0)
+    if t.is_integral:
+        return decimal(_INT_DIGITS[t.kind], 0)
+    if t.kind is Kind.FLOAT:
+        return decimal(14, 7)
+    if t.kind is Kind.DOUBLE:
+        return decimal(30, 15)
+    raise ValueError(t)
+
+
+def _bounded(p: int, s: int) -> SqlType:
+    return decimal(min(p, MAX_PRECISION), min(s, MAX_PRECISION))
+
+
+def adjust_precision_scale(p: int, s: int) -> SqlType:
+    """DecimalType.adjustPrecisionScale (spark.sql.decimalOperations.allowPrecisionLoss=true)."""
+    if p <= MAX_PRECISION:
+        return decimal(p, s)
+    int_digits = p - s
+    min_scale = min(s, 6)
+    return decimal(MAX_PRECISION, max(MAX_PRECISION - int_digits, min_scale))
+
+
+def wider_decimal(t1: SqlType, t2: SqlType) -> SqlType:
+    """DecimalPrecision.widerDecimalType: room for both integer parts and the larger scale."""
+    scale = max(t1.scale, t2.scale)
+    rng = max(t1.precision - t1.scale, t2.precision - t2.scale)
+    return _bounded(rng + scale, scale)
+
+
+def _decimal_wider_than(d: SqlType, t: SqlType) -> bool:
+    o = decimal_for(t)
+    return d.precision - d.scale >= o.precision - o.scale and d.scale >= o.scale
+
+
+# ---- common types -----------------------------------------------------------------------
+
+def _tightest(t1: SqlType, t2: SqlType, ansi: bool) -> SqlType | None:
+    """findTightestCommonType."""
+    if t1 == t2:
+        return t1
+    if t1.is_void:
+        return t2
+    if t2.is_void:
+        return t1
+    if t1.is_integral and t2.is_decimal and _decimal_wider_than(t2, t1):
+        return t2
+    if t2.is_integral and t1.is_decimal and _decimal_wider_than(t1, t2):
+        return t1
+    if t1.is_numeric and t2.is_numeric and not t1.is_decimal and not t2.is_decimal:
+        wider = _NUMERIC_ORDER[max(_NUMERIC_ORDER.index(t1.kind), _NUMERIC_ORDER.index(t2.kind))]
+        if ansi and wider is Kind.FLOAT and (t1.is_integral or t2.is_integral):
+            return DOUBLE
+        return SqlType(wider)
+    if t1.is_datetime and t2.is_datetime:
+        if Kind.TIMESTAMP in (t1.kind, t2.kind):
+            return TIMESTAMP
+        return SqlType(Kind.TIMESTAMP_NTZ)
+    if t1.is_interval and t2.kind is t1.kind:
+        return SqlType(t1.kind, start=min(t1.start, t2.start), end=max(t1.end, t2.end))
+    if t1.kind is Kind.ARRAY and t2.kind is Kind.ARRAY:
+        e = _tightest(t1.element, t2.element, ansi)
+        return None if e is None else SqlType(Kind.ARRAY, element=e)
+    return None
+
+
+def _wider_decimal_types(t1: SqlType, t2: SqlType) -> SqlType | None:
+    """findWiderTypeForDecimal."""
+    if t1.is_decimal and t2.is_decimal:
+        return wider_decimal(t1, t2)
+    if t1.is_integral and t2.is_decimal:
+        return wider_decimal(decimal_for(t1), t2)
+    if t1.is_decimal and t2.is_integral:
+        return wider_decimal(t1, decimal_for(t2))
+    if (t1.is_fractional and t2.is_decimal) or (t1.is_decimal and t2.is_fractional):
+        return DOUBLE
+    return None
+
+
+def _ansi_string_wider(t1: SqlType, t2: SqlType) -> SqlType | None:
+    """AnsiStringPromotionTypeCoercion.findWiderTypeForString."""
+    if t1.is_string:
+        if t2.is_integral:
+            return BIGINT
+        if t2.is_fractional:
+            return DOUBLE
+        if t2.is_void:
+            return STRING
+        if t2.is_interval:
+            return None
+        if t2.is_atomic:
+            return t2
+        return None
+    if t2.is_string:
+        return _ansi_string_wider(t2, t1)
+    return None
+
+
+def _string_promotion(t1: SqlType, t2: SqlType) -> SqlType | None:
+    """Non-ANSI stringPromotion: atomic (but binary/boolean) + string -> string."""
+    for a, b in ((t1, t2), (t2, t1)):
+        if a.is_string and b.is_atomic and b.kind not in (Kind.BINARY, Kind.BOOLEAN):
+            return STRING
+    return None
+
+
+def _wider_two(t1: SqlType, t2: SqlType, ansi: bool, strings: bool = True) -> SqlType | None:
+    """findWiderTypeForTwo (``strings=False``: ...WithoutStringPromotion)."""
+    r = _tightest(t1, t2, ansi) or _wider_decimal_types(t1, t2)
+    if r is None and strings:
+        r = _ansi_string_wider(t1, t2) if ansi else _string_promotion(t1, t2)
+    if r is None and t1.kind is Kind.ARRAY and t2.kind is Kind.ARRAY:
+        e = _wider_two(t1.element, t2.element, ansi, strings)
+        r = None if e is None else SqlType(Kind.ARRAY, element=e)
+    return r
+
+
+def common_type(types: Sequence[SqlType], ansi: bool, strings: bool = True) -> SqlType | None:
+    """findWiderCommonType (non-ANSI folds the string types first, as Spark does)."""
+    if not ansi and strings:
+        st = [t for t in types if _has_string(t)]
+        seen = []
+        for t in st:
+            if t not in seen:
+                seen.append(t)
+        types = seen + [t for t in types if not _has_string(t)]
+    r: SqlType | None = VOID
+    for t in types:
+        r = _wider_two(r, t, ansi, strings)
+        if r is None:
+            return None
+    return r
+
+
+def _has_string(t: SqlType) -> bool:
+    return t.is_string or (t.kind is Kind.ARRAY and _has_string(t.element))
+
+
+# ---- implicit casts to an expected input type (ImplicitTypeCasts.implicitCast) -------------
+
+class Expect:
+    """Abstract expected types of ``ExpectsInputTypes``."""
+    NUMERIC = "numeric"
+    INTEGRAL = "integral"
+    DECIMAL = "decimal"
+    STRING = "string"
+    BOOLEAN = "boolean"
+    DATE = "date"
+    TIMESTAMP = "timestamp"
+    DOUBLE = "double"
+    INT = "int"
+    BIGINT = "bigint"
+
+
+def _implicit_cast(t: SqlType, want: SqlType, ansi: bool) -> SqlType | None:
+    """Can ``t`` be implicitly cast to the concrete type ``want``?  Returns ``want`` or None."""
+    if t == want:
+        return t
+    if t.is_void:
+        return want
+    if ansi:
+        if t.is_string:
+            return want if want.is_atomic else None
+        return want if _can_ansi_store_assign(t, want) else None
+    # non-ANSI ImplicitTypeCasts.implicitCast
+    if t.is_numeric and want.is_numeric:
+        return want
+    if t.is_string and (want.is_numeric or want.kind in (Kind.DATE, Kind.TIMESTAMP, Kind.BINARY,
+                                                         Kind.BOOLEAN, Kind.TIMESTAMP_NTZ)):
+        return want
+    if t.is_datetime and want.is_datetime:
+        return want
+    if t.is_atomic and want.is_string and t.kind is not Kind.BINARY:
+        return want
+    if t.is_atomic and want.is_string:
+        return want
+    return None
+
+
+def _can_ansi_store_assign(t: SqlType, want: SqlType) -> bool:
+    if t.is_numeric and want.is_numeric:
+        return True
+    if want.is_string and t.is_atomic:
+        return True
+    if t.kind is Kind.DATE and want.is_timestamp:
+        return True
+    if t.is_datetime and want.is_datetime:
+        return True
+    return False
+
+
+# ---- literals ---------------------------------------------------------------------------
+
+_DEC_RE = re.compile(r"(\d+\.?\d*|\.\d+)")
+_EXP_RE = re.compile(r"(\d+\.?\d*|\.\d+)[eE][+-]?\d+")
+
+
+def literal(text: str) -> Literal:
+    """Type and value of a Spark SQL numeric/boolean/NULL literal token (no sign)."""
+    s = text.strip()
+    u = s.upper()
+    if u == "NULL":
+        return Literal(VOID, None)
+    if u in ("TRUE", "FALSE"):
+        return Literal(BOOLEAN, u == "TRUE")
+    suffix = u[-2:] if u.endswith("BD") else u[-1:]
+    body = s[: len(s) - len(suffix)] if suffix in ("BD", "L", "Y", "S", "D", "F") and not u[-1].isdigit() else s
+    if body is s:
+        suffix = ""
+    if suffix == "BD":
+        d = Decimal(body)
+        return Literal(_decimal_literal_type(d), d)
+    if suffix in ("D", "F"):
+        if suffix == "F":
+            from .sqltypes import round_float32
+            return Literal(FLOAT, round_float32(float(body)))
+        return Literal(DOUBLE, float(body))
+    if suffix in ("L", "Y", "S"):
+        v = int(body)
+        t = {"L": BIGINT, "Y": SqlType(Kind.TINYINT), "S": SqlType(Kind.SMALLINT)}[suffix]
+        lo, hi = t.int_range
+        if not lo <= v <= hi:
+            raise SparkAnalysisError("INVALID_NUMERIC_LITERAL_RANGE", f"{text} out of range")
+        return Literal(t, v)
+    if _EXP_RE.fullmatch(body):
+        return Literal(DOUBLE, float(body))
+    if body.isdigit():
+        v = int(body)
+        if v <= 2147483647:
+            return Literal(INT, v)
+        if v <= (1 << 63) - 1:
+            return Literal(BIGINT, v)
+        d = Decimal(body)
+        return Literal(_decimal_literal_type(d), d)
+    if _DEC_RE.fullmatch(body):
+        d = Decimal(body)
+        return Literal(_decimal_literal_type(d), d)
+    raise ValueError(f"not a Spark literal: {text!r}")
+
+
+def _decimal_literal_type(d: Decimal) -> SqlType:
+    """Spark types a decimal literal by its digits: precision = max(digits, scale), scale >= 0."""
+    sign, digits, exp = d.as_tuple()
+    scale = max(-exp, 0)
+    ndigits = len(digits) if any(digits) else 1
+    if exp > 0:
+        ndigits += exp
+    precision = max(ndigits, scale)
+    if -exp > 0 and ndigits < scale:
+        precision = scale
+    if precision > MAX_PRECISION:
+        return DOUBLE  # Spark falls back to a double literal
+    return decimal(max(precision, 1), scale)
+
+
+# ---- resolution per function ----------------------------------------------------------------
+
+_ARITH = ("+", "-", "*", "/", "%", "div")
+_CMP = ("=", "<>", "<", "<=", ">", ">=", "<=>")
+_ALIASES = {"==": "=", "!=": "<>", "mod": "%", "pmod": "pmod", "ceiling": "ceil",
+            "nvl": "coalesce", "ifnull": "coalesce", "power": "pow", "substr": "substring",
+            "char_length": "length", "character_length": "length", "ucase": "upper",
+            "lcase": "lower", "||": "concat", "mean": "avg", "signum": "sign", "isnull": "is_null",
+            "isnotnull": "is_not_null", "log": "ln", "-x": "negative", "+x": "positive",
+            "equal_null": "<=>", "day_add": "date_add"}
+
+FUNCTIONS = frozenset(_ARITH + _CMP + (
+    "and", "or", "not", "negative", "positive", "is_null", "is_not_null", "in", "between",
+    "case", "if", "coalesce", "nullif", "abs", "greatest", "least", "round", "bround", "floor",
+    "ceil", "sign", "sqrt", "exp", "ln", "log10", "pow", "concat", "length", "upper", "lower",
+    "substring", "trim", "ltrim", "rtrim", "date_add", "date_sub", "datediff", "pmod",
+    "is_distinct_from", "is_not_distinct_from"))
+
+
+def canonical(function: str) -> str:
+    f = function.strip().lower()
+    return _ALIASES.get(f, f)
+
+
+def resolve(function: str, arg_types: Sequence[Arg], ansi: bool) -> Signature:
+    """Spark's analyzer result for ``function(args...)``: argument casts and result type."""
+    f = canonical(function)
+    args = list(arg_types)
+    if f in _ARITH:
+        return _arith(f, args, ansi)
+    if f in _CMP or f in ("is_distinct_from", "is_not_distinct_from"):
+        sig = _comparison(f, args, ansi)
+        return sig
+    handler = _HANDLERS.get(f)
+    if handler is None:
+        raise SparkAnalysisError("UNRESOLVED_ROUTINE", f"function {function!r} is not supported")
+    return handler(f, args, ansi)
+
+
+def _arity(f, args, *counts):
+    if len(args) not in counts:
+        raise SparkAnalysisError(
+            "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+            f"The `{f}` requires {counts} parameters but the actual number is {len(args)}.")
+
+
+def _string_promote_binary(l: SqlType, r: SqlType, ansi: bool, arithmetic: bool):
+    """PromoteStrings for a binary arithmetic operator."""
+    if ansi:
+        w = _ansi_string_wider(l, r)
+        if w is not None:
+            return (w if not l.is_void else w), (w if not r.is_void else w)
+        return l, r
+    if arithmetic:
+        if l.is_string and not r.is_interval:
+            l = DOUBLE
+        if r.is_string and not l.is_interval:
+            r = DOUBLE
+    return l, r
+
+
+def _arith(f: str, args: list, ansi: bool) -> Signature:
+    _arity(f, args, 2)
+    a, b = args
+    l, r = _t(a), _t(b)
+    # DateTime operations first on the original types (BinaryArithmeticWithDatetimeResolver).
+    dt = _datetime_arith(f, l, r, ansi)
+    if dt is not None:
+        return dt
+    l2, r2 = _string_promote_binary(l, r, ansi, arithmetic=True)
+    if (l2, r2) != (l, r):
+        dt = _datetime_arith(f, l2, r2, ansi)
+        if dt is not None:
+            return dt
+        a = l2 if l2 != l else a
+        b = r2 if r2 != r else b
+        l, r = l2, r2
+    if l.is_void and r.is_void:
+        if f == "/":
+            return Signature((DOUBLE, DOUBLE), DOUBLE)
+        if f == "div":
+            return Signature((BIGINT, BIGINT), BIGINT)
+        return Signature((VOID, VOID), VOID) if False else Signature((DOUBLE, DOUBLE), DOUBLE) \
+            if f == "/" else Signature((VOID, VOID), VOID)
+    for t in (l, r):
+        if not (t.is_numeric or t.is_void):
+            if l != r and not (l.is_void or r.is_void):
+                raise _mismatch("BINARY_OP_DIFF_TYPES",
+                                f"the left and right operands of the binary operator have "
+                                f"incompatible types ({_sql(l)} and {_sql(r)}).")
+            raise _mismatch("BINARY_OP_WRONG_TYPE",
+                            f"the binary operator requires the input type (\"NUMERIC\" or ...), "
+                            f"not {_sql(t)}.")
+    if l.is_void:
+        l = r if not r.is_void else l
+        a = l
+    if r.is_void:
+        r = l
+        b = r
+    if f == "div":
+        # IntegralDivide: LongType or DecimalType inputs, result bigint
+        if l.is_decimal or r.is_decimal:
+            if l.is_floating or r.is_floating:
+                raise _mismatch("BINARY_OP_WRONG_TYPE", "div requires integral or decimal input")
+            dl, dr = decimal_for(a), decimal_for(b)
+            return Signature((dl, dr), BIGINT)
+        if l.is_floating or r.is_floating:
+            raise _mismatch("BINARY_OP_WRONG_TYPE",
+                            f"the binary operator requires the input type (\"BIGINT\" or "
+                            f"\"DECIMAL\"), not {_sql(l if l.is_floating else r)}.")
+        return Signature((BIGINT, BIGINT), BIGINT)
+    if l.is_decimal or r.is_decimal:
+        if l.is_floating or r.is_floating:
+            return _plain_arith(f, DOUBLE)
+        dl, dr = decimal_for(a), decimal_for(b)
+        return Signature((dl, dr), decimal_result(f, dl, dr))
+    if f == "/":
+        return Signature((DOUBLE, DOUBLE), DOUBLE)
+    w = _tightest(l, r, ansi)
+    return _plain_arith(f, w)
+
+
+def _plain_arith(f, w):
+    if f == "/":
+        w = DOUBLE
+    return Signature((w, w), w)
+
+
+def decimal_result(f: str, t1: SqlType, t2: SqlType) -> SqlType:
+    """Result type of decimal ``t1 f t2`` (allowPrecisionLoss=true)."""
+    p1, s1, p2, s2 = t1.precision, t1.scale, t2.precision, t2.scale
+    if f in ("+", "-"):
+        s = max(s1, s2)
+        return adjust_precision_scale(max(p1 - s1, p2 - s2) + s + 1, s)
+    if f == "*":
+        return adjust_precision_scale(p1 + p2 + 1, s1 + s2)
+    if f == "/":
+        s = max(6, s1 + p2 + 1)
+        return adjust_precision_scale(p1 - s1 + s2 + s, s)
+    if f in ("%", "pmod"):
+        s = max(s1, s2)
+        return adjust_precision_scale(min(p1 - s1, p2 - s2) + s, s)
+    raise ValueError(f)
+
+
+def _datetime_arith(f: str, l: SqlType, r: SqlType, ansi: bool) -> Signature | None:
+    K = Kind
+    small_int = (K.TINYINT, K.SMALLINT, K.INT)
+    if f == "+":
+        if l.kind is K.DATE and r.kind is K.DAY_TIME_INTERVAL:
+            if (r.start, r.end) == (0, 0):
+                return Signature((l, r), DATE)
+            return Signature((TIMESTAMP, r), TIMESTAMP)
+        if r.kind is K.DATE and l.kind is K.DAY_TIME_INTERVAL:
+            return _swap(_datetime_arith(f, r, l, ansi))
+        if l.is_timestamp and r.kind in (K.DAY_TIME_INTERVAL, K.YEAR_MONTH_INTERVAL):
+            return Signature((l, r), l)
+        if r.is_timestamp and l.kind in (K.DAY_TIME_INTERVAL, K.YEAR_MONTH_INTERVAL):
+            return _swap(_datetime_arith(f, r, l, ansi))
+        if l.kind is K.DATE and r.kind is K.YEAR_MONTH_INTERVAL:
+            return Signature((l, r), DATE)
+        if r.kind is K.DATE and l.kind is K.YEAR_MONTH_INTERVAL:
+            return _swap(_datetime_arith(f, r, l, ansi))
+        if l.kind is K.DATE and r.kind is not K.DATE and not r.is_interval:
+            return _date_add_sig("date_add", l, r, ansi)
+        if r.kind is K.DATE and not l.is_interval:
+            return _swap(_date_add_sig("date_add", r, l, ansi))
+        if l.is_interval and r.is_interval and l.kind is r.kind:
+            w = _tightest(l, r, ansi)
+            return Signature((w, w), w)
+    if f == "-":
+        if l.kind is K.DATE and r.kind is K.DAY_TIME_INTERVAL:
+            if (r.start, r.end) == (0, 0):
+                return Signature((l, r), DATE)
+            return Signature((TIMESTAMP, r), TIMESTAMP)
+        if l.is_timestamp and r.kind in (K.DAY_TIME_INTERVAL, K.YEAR_MONTH_INTERVAL):
+            return Signature((l, r), l)
+        if l.kind is K.DATE and r.kind is K.YEAR_MONTH_INTERVAL:
+            return Signature((l, r), DATE)
+        if l.kind is K.DATE and r.kind is K.DATE:
+            return Signature((l, r), SqlType(K.DAY_TIME_INTERVAL, start=0, end=0))
+        if l.is_datetime and r.is_datetime:
+            w = _tightest(l, r, ansi)
+            return Signature((w, w), DAY_TIME)
+        if l.kind is K.DATE and (r.is_string and False):
+            return None
+        if l.kind is K.DATE and not r.is_interval:
+            return _date_add_sig("date_sub", l, r, ansi)
+        if l.is_interval and r.is_interval and l.kind is r.kind:
+            w = _tightest(l, r, ansi)
+            return Signature((w, w), w)
+    return None
+
+
+def _swap(sig: Signature | None) -> Signature | None:
+    if sig is None:
+        return None
+    return Signature(tuple(reversed(sig.args)), sig.result)
+
+
+def _date_add_sig(f: str, start: SqlType, days: SqlType, ansi: bool) -> Signature:
+    """DateAdd/DateSub(startDate: date, days: int|smallint|tinyint)."""
+    if start.is_string or start.is_timestamp or start.is_void:
+        s = DATE
+    elif start.kind is Kind.DATE:
+        s = DATE
+    else:
+        raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                        f"The first parameter requires the \"DATE\" type, however has the type "
+                        f"{_sql(start)}.")
+    if days.kind in (Kind.TINYINT, Kind.SMALLINT, Kind.INT):
+        d = days
+    elif days.is_string or days.is_void:
+        d = INT
+    else:
+        raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                        f"The second parameter requires the (\"INT\" or \"SMALLINT\" or "
+                        f"\"TINYINT\") type, however has the type {_sql(days)}.")
+    return Signature((s, d), DATE)
+
+
+def _comparison(f: str, args: list, ansi: bool) -> Signature:
+    _arity(f, args, 2)
+    a, b = args
+    l, r = _t(a), _t(b)
+    if f in ("is_distinct_from", "is_not_distinct_from"):
+        f = "<=>"
+    w = comparison_type(f, a, b, ansi)
+    return Signature((w, w), BOOLEAN)
+
+
+def comparison_type(f: str, a: Arg, b: Arg, ansi: bool) -> SqlType:
+    """The common type both sides of a comparison are cast to."""
+    l, r = _t(a), _t(b)
+    if l == r:
+        w = l
+    elif ansi:
+        w = _ansi_string_wider(l, r)
+        if w is None:
+            if (l.is_decimal and r.is_integral) or (r.is_decimal and l.is_integral):
+                w = wider_decimal(decimal_for(a), decimal_for(b))
+            else:
+                w = _wider_two(l, r, ansi, strings=False)
+    else:
+        w = _noansi_cmp_string(l, r)
+        if w is None and f in ("=", "<=>") and ((l.kind is Kind.BOOLEAN and r.is_numeric)
+                                                 or (r.kind is Kind.BOOLEAN and l.is_numeric)):
+            w = r if l.kind is Kind.BOOLEAN else l
+        if w is None:
+            if (l.is_decimal and r.is_integral) or (r.is_decimal and l.is_integral):
+                w = wider_decimal(decimal_for(a), decimal_for(b))
+            else:
+                w = _wider_two(l, r, ansi, strings=False)
+    if w is None:
+        raise _mismatch("BINARY_OP_DIFF_TYPES",
+                        f"the left and right operands of the binary operator have incompatible "
+                        f"types ({_sql(l)} and {_sql(r)}).")
+    if f not in ("=", "<=>") and not w.is_orderable:
+        raise _mismatch("INVALID_ORDERING_TYPE", f"{_sql(w)} is not orderable")
+    if w.is_void:
+        w = VOID
+    return w
+
+
+def _noansi_cmp_string(l: SqlType, r: SqlType) -> SqlType | None:
+    """TypeCoercion.findCommonTypeForBinaryComparison."""
+    for s, o in ((l, r), (r, l)):
+        if s.is_string and not o.is_string:
+            if o.kind in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+                return o
+            if o.is_void:
+                return STRING
+            if o.is_decimal:
+                return DOUBLE
+            if o.is_interval:
+                return None
+            if o.is_atomic:
+                return o
+    if l.is_datetime and r.is_datetime and l != r:
+        return _tightest(l, r, False)
+    return None
+
+
+def _logic(f, args, ansi):
+    _arity(f, args, 1 if f == "not" else 2)
+    types = [_t(a) for a in args]
+    if f != "not" and types[0] != types[1] and not (types[0].is_void or types[1].is_void):
+        w = _ansi_string_wider(*types) if ansi else None
+        if w is None or w.kind is not Kind.BOOLEAN:
+            raise _mismatch("BINARY_OP_DIFF_TYPES",
+                            f"the left and right operands of the binary operator have "
+                            f"incompatible types ({_sql(types[0])} and {_sql(types[1])}).")
+    out = []
+    for t in types:
+        if t.kind is Kind.BOOLEAN or t.is_void:
+            out.append(BOOLEAN)
+        elif t.is_string and (ansi or f != "not"):
+            out.append(BOOLEAN)
+        else:
+            raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                            f"The first parameter requires the \"BOOLEAN\" type, however has "
+                            f"the type {_sql(t)}.")
+    return Signature(tuple(out), BOOLEAN)
+
+
+def _unary_null_test(f, args, ansi):
+    _arity(f, args, 1)
+    return Signature((_t(args[0]),), BOOLEAN)
+
+
+def _in(f, args, ansi):
+    if len(args) < 2:
+        raise SparkAnalysisError("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", "IN needs a list")
+    types = [_t(a) for a in args]
+    if all(t == types[0] for t in types):
+        w = types[0]
+    elif ansi:
+        w = common_type(types, ansi)
+    else:
+        if len(args) == 2:
+            w = _noansi_cmp_string(types[0], types[1])
+            if w is None:
+                w = common_type(types, ansi)
+        else:
+            w = common_type(types, ansi)
+    if w is None:
+        raise _mismatch("DATA_DIFF_TYPES",
+                        "Input to `in` should all be the same type, but it's "
+                        f"[{', '.join(_sql(t) for t in types)}].")
+    return Signature(tuple(w for _ in args), BOOLEAN)
+
+
+def _between(f, args, ansi):
+    """``v BETWEEN lo AND hi`` is ``v >= lo AND v <= hi``: each comparison has its own common
+    type, so the arguments keep their types and the function casts internally."""
+    _arity(f, args, 3)
+    v, lo, hi = args
+    comparison_type(">=", v, lo, ansi)
+    comparison_type("<=", v, hi, ansi)
+    return Signature(tuple(_t(a) for a in args), BOOLEAN)
+
+
+def _merge(name, types, ansi, strings=True):
+    if all(t == types[0] for t in types):
+        return types[0]
+    w = common_type(types, ansi, strings)
+    if w is None:
+        raise _mismatch("DATA_DIFF_TYPES",
+                        f"Input to `{name}` should all be the same type, but it's "
+                        f"[{', '.join(_sql(t) for t in types)}].")
+    return w
+
+
+def _case(f, args, ansi):
+    n = len(args)
+    if n < 2:
+        raise SparkAnalysisError("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", "CASE needs a branch")
+    conds = [_t(args[i]) for i in range(0, n - 1, 2)]
+    values = [_t(args[i]) for i in range(1, n, 2)]
+    if n % 2 == 1:
+        values.append(_t(args[-1]))
+    for c in conds:
+        if not (c.kind is Kind.BOOLEAN or c.is_void):
+            raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                            f"WHEN expressions in CaseWhen should all be boolean type, but the "
+                            f"1th when expression's type is {_sql(c)}")
+    w = _merge("casewhen", values, ansi)
+    out = []
+    for i in range(n):
+        out.append(BOOLEAN if (i % 2 == 0 and i < n - 1 or (n % 2 == 0 and i % 2 == 0)) else w)
+    if n % 2 == 1:
+        out[-1] = w
+    return Signature(tuple(out), w)
+
+
+def _if(f, args, ansi):
+    _arity(f, args, 3)
+    c, a, b = (_t(x) for x in args)
+    if not (c.kind is Kind.BOOLEAN or c.is_void):
+        raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                        f"The first parameter requires the \"BOOLEAN\" type, however has the "
+                        f"type {_sql(c)}.")
+    w = _merge("if", [a, b], ansi)
+    return Signature((BOOLEAN, w, w), w)
+
+
+def _coalesce(f, args, ansi):
+    if not args:
+        raise SparkAnalysisError("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", "coalesce needs arguments")
+    w = _merge(f, [_t(a) for a in args], ansi)
+    return Signature(tuple(w for _ in args), w)
+
+
+def _nullif(f, args, ansi):
+    """NULLIF(a, b) = IF(a = b, NULL, a): the comparison casts internally, the result is ``a``
+    with its own type, so the arguments keep their types."""
+    _arity(f, args, 2)
+    a, b = args
+    comparison_type("=", a, b, ansi)
+    return Signature((_t(a), _t(b)), _t(a))
+
+
+def _greatest(f, args, ansi):
+    if len(args) < 2:
+        raise SparkAnalysisError("WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+                                 f"The `{f}` requires > 1 parameters")
+    types = [_t(a) for a in args]
+    w = _merge(f, types, ansi, strings=False)
+    if not w.is_orderable:
+        raise _mismatch("INVALID_ORDERING_TYPE", f"{_sql(w)} is not orderable")
+    return Signature(tuple(w for _ in args), w)
+
+
+def _numeric_unary(f, args, ansi):
+    _arity(f, args, 1)
+    t = _t(args[0])
+    if t.is_string:
+        t = DOUBLE
+    if t.is_void:
+        t = DOUBLE if f in ("abs",) else t
+    if not (t.is_numeric or t.is_interval or t.is_void):
+        raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                        f"The first parameter requires the (\"NUMERIC\" or \"INTERVAL DAY TO "
+                        f"SECOND\" or \"INTERVAL YEAR TO MONTH\") type, however has the type "
+                        f"{_sql(t)}.")
+    return Signature((t,), t)
+
+
+def _double_fn(f, args, ansi):
+    _arity(f, args, 2 if f == "pow" else 1)
+    out = []
+    for a in args:
+        t = _t(a)
+        if not (t.is_numeric or t.is_void or t.is_string):
+            raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                            f"The first parameter requires the \"DOUBLE\" type, however has the "
+                            f"type {_sql(t)}.")
+        out.append(DOUBLE)
+    return Signature(tuple(out), DOUBLE)
+
+
+def _round(f, args, ansi):
+    _arity(f, args, 1, 2)
+    t = _t(args[0])
+    if len(args) == 2:
+        s = args[1]
+        if not (isinstance(s, Literal) and _t(s).kind in (Kind.INT, Kind.SMALLINT, Kind.TINYINT)):
+            raise _mismatch("NON_FOLDABLE_INPUT", "The scale of round must be an INT literal")
+        scale = s.value
+    else:
+        scale = 0
+    if t.is_string or t.is_void:
+        t = DOUBLE
+    if not t.is_numeric:
+        raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                        f"The first parameter requires the \"NUMERIC\" type, however has the type "
+                        f"{_sql(t)}.")
+    if t.is_decimal:
+        p, s0 = t.precision, t.scale
+        integral_least = p - s0 + 1
+        if scale < 0:
+            res = decimal(min(max(integral_least, -scale + 1), MAX_PRECISION), 0)
+        else:
+            ns = min(s0, scale)
+            res = decimal(min(integral_least + ns, MAX_PRECISION), ns)
+    else:
+        res = t
+    sargs = (t,) if len(args) == 1 else (t, INT)
+    return Signature(sargs, res)
+
+
+def _floor_ceil(f, args, ansi):
+    if len(args) == 2:
+        t = _t(args[0])
+        if t.is_string:
+            t = DOUBLE
+        s = args[1]
+        if not (isinstance(s, Literal) and _t(s).kind in (Kind.INT, Kind.SMALLINT, Kind.TINYINT)):
+            raise _mismatch("NON_FOLDABLE_INPUT", "The scale of floor/ceil must be an INT literal")
+        if t.is_decimal:
+            p, s0 = t.precision, t.scale
+            integral_least = p - s0 + 1
+            if s.value < 0:
+                res = decimal(min(max(integral_least, -s.value + 1), MAX_PRECISION), 0)
+            else:
+                ns = min(s0, s.value)
+                res = decimal(min(integral_least + ns, MAX_PRECISION), ns)
+            return Signature((t, INT), res)
+        if t.is_integral:
+            td = decimal_for(t)
+            integral_least = td.precision + 1
+            if s.value < 0:
+                res = decimal(min(max(integral_least, -s.value + 1), MAX_PRECISION), 0)
+            else:
+                res = decimal(min(integral_least, MAX_PRECISION), 0)
+            return Signature((td, INT), res)
+        if t.is_floating:
+            # RoundCeil/RoundFloor cast floats to decimal(30,15) then round
+            td = decimal(30, 15)
+            integral_least = 16
+            if s.value < 0:
+                res = decimal(max(integral_least, -s.value + 1), 0)
+            else:
+                ns = min(15, s.value)
+                res = decimal(integral_least + ns, ns)
+            return Signature((td, INT), res)
+        raise _mismatch("UNEXPECTED_INPUT_TYPE", f"{f} does not accept {_sql(t)}")
+    _arity(f, args, 1)
+    t = _t(args[0])
+    if t.is_string or t.is_void:
+        t = DOUBLE
+    if t.is_decimal:
+        p, s = t.precision, t.scale
+        return Signature((t,), decimal(min(p - s + 1, MAX_PRECISION), 0) if s > 0 else t)
+    if t.is_numeric:
+        tt = t if t.is_floating else BIGINT
+        if t.kind is Kind.FLOAT:
+            tt = DOUBLE
+        return Signature((tt,), BIGINT)
+    raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                    f"The first parameter requires the (\"DECIMAL\" or \"DOUBLE\" or \"BIGINT\") "
+                    f"type, however has the type {_sql(t)}.")
+
+
+def _sign(f, args, ansi):
+    _arity(f, args, 1)
+    t = _t(args[0])
+    if t.is_interval:
+        return Signature((t,), DOUBLE)
+    if not (t.is_numeric or t.is_string or t.is_void):
+        raise _mismatch("UNEXPECTED_INPUT_TYPE", f"sign does not accept {_sql(t)}")
+    return Signature((DOUBLE,), DOUBLE)
+
+
+def _to_string(t: SqlType, ansi: bool) -> SqlType:
+    if t.is_string or t.is_void:
+        return STRING
+    if t.kind is Kind.BINARY:
+        return t
+    if _implicit_cast(t, STRING, ansi) is None or t.kind is Kind.ARRAY:
+        raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                        f"The parameter requires the \"STRING\" type, however has the type "
+                        f"{_sql(t)}.")
+    return STRING
+
+
+def _concat(f, args, ansi):
+    types = [_t(a) for a in args]
+    if types and all(t.kind is Kind.ARRAY for t in types):
+        w = _merge("concat", types, ansi)
+        return Signature(tuple(w for _ in types), w)
+    if types and all(t.kind is Kind.BINARY for t in types):
+        return Signature(tuple(types), types[0])
+    out = tuple(STRING if t.kind is not Kind.BINARY else STRING for t in types)
+    for t in types:
+        _to_string(t, ansi)
+    return Signature(out, STRING)
+
+
+def _string_fn(f, args, ansi):
+    _arity(f, args, 1)
+    t = _t(args[0])
+    if f == "length" and t.kind is Kind.BINARY:
+        return Signature((t,), INT)
+    s = _to_string(t, ansi)
+    if s.kind is Kind.BINARY:
+        s = STRING
+    return Signature((s,), INT if f == "length" else STRING)
+
+
+def _substring(f, args, ansi):
+    _arity(f, args, 2, 3)
+    t = _t(args[0])
+    s = _to_string(t, ansi) if t.kind is not Kind.BINARY else t
+    rest = []
+    for a in args[1:]:
+        at = _t(a)
+        c = _implicit_cast(at, INT, ansi) if not at.is_integral else INT
+        if c is None or at.is_fractional and ansi:
+            raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                            f"The second parameter requires the \"INT\" type, however has the "
+                            f"type {_sql(at)}.")
+        rest.append(INT)
+    return Signature((s, *rest), s)
+
+
+def _date_fn(f, args, ansi):
+    if f == "datediff":
+        _arity(f, args, 2)
+        out = []
+        for a in args:
+            t = _t(a)
+            if t.kind is Kind.DATE or t.is_string or t.is_timestamp or t.is_void:
+                out.append(DATE)
+            else:
+                raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                                f"The first parameter requires the \"DATE\" type, however has "
+                                f"the type {_sql(t)}.")
+        return Signature(tuple(out), INT)
+    _arity(f, args, 2)
+    return _date_add_sig(f, _t(args[0]), _t(args[1]), ansi)
+
+
+def _unary_arith(f, args, ansi):
+    return _numeric_unary(f, args, ansi)
+
+
+_HANDLERS = {
+    "and": _logic, "or": _logic, "not": _logic,
+    "is_null": _unary_null_test, "is_not_null": _unary_null_test,
+    "in": _in, "between": _between, "case": _case, "if": _if, "coalesce": _coalesce,
+    "nullif": _nullif, "greatest": _greatest, "least": _greatest,
+    "abs": _numeric_unary, "negative": _unary_arith, "positive": _unary_arith,
+    "sqrt": _double_fn, "exp": _double_fn, "ln": _double_fn, "log10": _double_fn,
+    "pow": _double_fn, "sign": _sign, "round": _round, "bround": _round,
+    "floor": _floor_ceil, "ceil": _floor_ceil, "concat": _concat,
+    "length": _string_fn, "upper": _string_fn, "lower": _string_fn, "trim": _string_fn,
+    "ltrim": _string_fn, "rtrim": _string_fn, "substring": _substring,
+    "date_add": _date_fn, "date_sub": _date_fn, "datediff": _date_fn,
+}

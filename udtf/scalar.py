@@ -1,0 +1,1138 @@
+"""Spark's scalar semantics at run time (worker side): casts and functions as specialized callables.
+
+Build once per expression node, call per row:
+
+* ``cast(src, dst, ansi, try_=False)`` -> ``f(value)``: Spark's ``CAST`` (``try_``: TRY_CAST,
+  errors become NULL).  Implicit casts chosen by ``coercion.resolve`` use ``try_=False``.
+* ``function(name, arg_types, result_type, ansi)`` -> ``f(*values)``: the function over already
+  evaluated (and already cast, ``arg_types`` = ``Signature.args``) argument values.
+* ``compile_call(name, arg_types, result_type, ansi, children)`` -> ``g(row)``: the node with
+  Spark's *evaluation order*, given one ``child(row)`` evaluator per argument.  Spark does not
+  evaluate everything: a null-intolerant operator stops at the first NULL argument (``NULL + 1/0``
+  is NULL, not an error), AND/OR short-circuit, CASE/IF/COALESCE/IN evaluate lazily.  Use this one
+  wherever errors must match Spark's.
+
+Values use the representation documented in ``sqltypes``.  Errors are ``SparkError`` whose
+``error_class`` is Spark's (``ARITHMETIC_OVERFLOW``, ``DIVIDE_BY_ZERO``, ``REMAINDER_BY_ZERO``,
+``CAST_INVALID_INPUT``, ``CAST_OVERFLOW``, ``NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION``,
+``BINARY_ARITHMETIC_OVERFLOW`` ...).
+"""
+from __future__ import annotations
+
+import math
+from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal
+from typing import Callable, Sequence
+
+from . import sparkformat as fmt
+from .coercion import canonical
+from .sparkerrors import SparkError
+from .sqltypes import INTEGRAL_RANGE, Kind, SqlType, round_float32
+
+__all__ = ["cast", "function", "compile_call", "fit_decimal", "compare", "equal_nan",
+           "DEC_CTX", "sort_key"]
+
+DEC_CTX = Context(prec=400, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
+_US_PER_DAY = 86_400_000_000
+_INF = float("inf")
+
+
+def _err(cls: str, msg: str = "") -> SparkError:
+    return SparkError(cls, msg)
+
+
+def _overflow(msg="overflow") -> SparkError:
+    return SparkError("ARITHMETIC_OVERFLOW", msg)
+
+
+# ---- integers and decimals --------------------------------------------------------------
+
+def _wrap(v: int, bits: int) -> int:
+    m = 1 << bits
+    v &= m - 1
+    return v - m if v >= m >> 1 else v
+
+
+_BITS = {Kind.TINYINT: 8, Kind.SMALLINT: 16, Kind.INT: 32, Kind.BIGINT: 64}
+
+
+def _quant(scale: int) -> Decimal:
+    return Decimal(1).scaleb(-scale)
+
+
+def fit_decimal(d: Decimal, precision: int, scale: int, ansi: bool, rounding=ROUND_HALF_UP,
+                what: str = "") -> Decimal | None:
+    """Decimal.changePrecision: round (HALF_UP) to ``scale``; more than ``precision`` digits is an
+    overflow: NULL, or ``[NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION]`` when ``ansi``."""
+    q = d.quantize(_quant(scale), rounding=rounding, context=DEC_CTX)
+    if q.adjusted() >= precision - scale and q != 0:
+        if ansi:
+            raise _err("NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION",
+                       f"{what or d} cannot be represented as Decimal({precision}, {scale}).")
+        return None
+    return q
+
+
+# ---- comparisons ------------------------------------------------------------------------
+
+def equal_nan(a, b) -> bool:
+    """Spark equality on doubles: NaN = NaN, -0.0 = 0.0."""
+    return a == b or (a != a and b != b)
+
+
+def _lt_float(a, b):
+    # NaN is greater than every other value
+    if a != a:
+        return False
+    if b != b:
+        return True
+    return a < b
+
+
+def compare(t: SqlType) -> Callable[[object, object], int]:
+    """A three-way comparator (-1, 0, 1) for non-null values of ``t`` with Spark's ordering."""
+    if t.is_floating:
+        def cmp_float(a, b):
+            if equal_nan(a, b):
+                return 0
+            return -1 if _lt_float(a, b) else 1
+        return cmp_float
+    if t.kind is Kind.ARRAY:
+        el = compare(t.element)
+
+        def cmp_array(a, b):
+            for x, y in zip(a, b):
+                if x is None or y is None:
+                    if x is None and y is None:
+                        continue
+                    return -1 if x is None else 1
+                c = el(x, y)
+                if c:
+                    return c
+            return (len(a) > len(b)) - (len(a) < len(b))
+        return cmp_array
+
+    def cmp_plain(a, b):
+        return (a > b) - (a < b)
+    return cmp_plain
+
+
+def sort_key(t: SqlType):
+    """A key function ordering values of ``t`` as Spark does (for min/max/sorting)."""
+    import functools
+    return functools.cmp_to_key(compare(t))
+
+
+# ---- casts ------------------------------------------------------------------------------
+
+def cast(src: SqlType, dst: SqlType, ansi: bool, try_: bool = False) -> Callable[[object], object]:
+    """Spark's ``CAST(x AS dst)`` from ``src`` (``try_``: TRY_CAST).  None maps to None."""
+    if try_:
+        inner = _cast(src, dst, True)
+
+        def try_cast(v):
+            try:
+                return inner(v)
+            except SparkError:
+                return None
+        return try_cast
+    return _cast(src, dst, ansi)
+
+
+def _identity(v):
+    return v
+
+
+def _null_safe(f):
+    def g(v):
+        return None if v is None else f(v)
+    return g
+
+
+def _invalid(v, src: SqlType, dst: SqlType) -> SparkError:
+    return _err("CAST_INVALID_INPUT",
+                f"The value '{v}' of the type \"{str(src).upper()}\" cannot be cast to "
+                f"\"{str(dst).upper()}\" because it is malformed.")
+
+
+def _cast_overflow(v, src, dst) -> SparkError:
+    return _err("CAST_OVERFLOW", f"The value {v} of the type \"{str(src).upper()}\" cannot be "
+                                 f"cast to \"{str(dst).upper()}\" due to an overflow.")
+
+
+def _cast(src: SqlType, dst: SqlType, ansi: bool):
+    if src == dst:
+        return _identity
+    if src.is_void:
+        return lambda v: None
+    sk, dk = src.kind, dst.kind
+    if dk is Kind.STRING:
+        return _null_safe(to_string_fn(src, ansi))
+    if sk is Kind.STRING:
+        return _null_safe(_from_string(dst, ansi, src))
+    if dst.is_integral:
+        lo, hi = dst.int_range
+        bits = _BITS[dk]
+        if src.is_integral:
+            def int_to_int(v):
+                if v is None:
+                    return None
+                if lo <= v <= hi:
+                    return v
+                if ansi:
+                    raise _cast_overflow(f"{v}", src, dst)
+                return _wrap(v, bits)
+            return int_to_int
+        if src.is_floating:
+            def float_to_int(v):
+                if v is None:
+                    return None
+                if v != v or v in (_INF, -_INF):
+                    if ansi:
+                        raise _cast_overflow(v, src, dst)
+                    if v != v:
+                        return 0
+                    i = (1 << 63) - 1 if v > 0 else -(1 << 63)
+                else:
+                    i = int(v)  # truncation toward zero
+                if lo <= i <= hi:
+                    return i
+                if ansi:
+                    raise _cast_overflow(v, src, dst)
+                if bits == 64:
+                    return max(lo, min(hi, i))
+                # Java: (int) d saturates to int, then narrows by wrapping
+                i = max(-(1 << 31), min((1 << 31) - 1, i))
+                return _wrap(i, bits)
+            return float_to_int
+        if src.is_decimal:
+            def dec_to_int(v):
+                if v is None:
+                    return None
+                i = int(v)  # truncation
+                if lo <= i <= hi:
+                    return i
+                if ansi:
+                    raise _cast_overflow(v, src, dst)
+                return _wrap(i, bits)
+            return dec_to_int
+        if sk is Kind.BOOLEAN:
+            return _null_safe(lambda v: 1 if v else 0)
+        if sk in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+            def ts_to_int(v):
+                if v is None:
+                    return None
+                s = v // 1_000_000
+                if lo <= s <= hi:
+                    return s
+                if ansi:
+                    raise _cast_overflow(v, src, dst)
+                return _wrap(s, bits)
+            return ts_to_int
+    if dk is Kind.DOUBLE:
+        if src.is_integral or src.is_floating:
+            return _null_safe(float)
+        if src.is_decimal:
+            return _null_safe(float)
+        if sk is Kind.BOOLEAN:
+            return _null_safe(lambda v: 1.0 if v else 0.0)
+        if src.is_timestamp:
+            return _null_safe(lambda v: v / 1_000_000)
+    if dk is Kind.FLOAT:
+        if src.is_integral:
+            return _null_safe(fmt.int_to_float32)
+        if sk is Kind.DOUBLE:
+            return _null_safe(round_float32)
+        if src.is_decimal:
+            return _null_safe(fmt.decimal_to_float32)
+        if sk is Kind.BOOLEAN:
+            return _null_safe(lambda v: 1.0 if v else 0.0)
+    if dk is Kind.DECIMAL:
+        p, s = dst.precision, dst.scale
+        if src.is_integral or src.is_decimal:
+            return _null_safe(lambda v: fit_decimal(Decimal(v), p, s, ansi))
+        if src.is_floating:
+            def float_to_dec(v):
+                if v is None or v != v or v in (_INF, -_INF):
+                    return None
+                # Scala BigDecimal(double) goes through Double.toString (shortest digits)
+                return fit_decimal(Decimal(repr(v)), p, s, ansi, what=fmt.double_to_string(v))
+            return float_to_dec
+        if sk is Kind.BOOLEAN:
+            return _null_safe(lambda v: fit_decimal(Decimal(1 if v else 0), p, s, ansi))
+    if dk is Kind.BOOLEAN:
+        if src.is_numeric:
+            return _null_safe(lambda v: v != 0)
+        if src.is_timestamp:
+            return _null_safe(lambda v: v != 0)
+    if dk is Kind.DATE:
+        if src.is_timestamp:
+            return _null_safe(lambda v: v // _US_PER_DAY)
+    if dk in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+        if sk is Kind.DATE:
+            return _null_safe(lambda v: v * _US_PER_DAY)
+        if src.is_timestamp:
+            return _identity
+        if src.is_integral:
+            return _null_safe(lambda v: _ts_from_seconds(v, ansi))
+        if src.is_floating or src.is_decimal:
+            def num_to_ts(v):
+                if v is None:
+                    return None
+                if isinstance(v, float) and (v != v or v in (_INF, -_INF)):
+                    if ansi:
+                        raise _cast_overflow(v, src, dst)
+                    return None
+                return int(Decimal(v) * 1_000_000) if isinstance(v, Decimal) else int(v * 1_000_000)
+            return num_to_ts
+    if dk is Kind.BINARY and sk is Kind.STRING:
+        return _null_safe(lambda v: v.encode())
+    if dk is Kind.ARRAY and sk is Kind.ARRAY:
+        el = _cast(src.element, dst.element, ansi)
+        return _null_safe(lambda v: tuple(None if x is None else el(x) for x in v))
+    if src.is_interval and dst.is_interval and sk is dk:
+        return _identity
+    raise TypeError(f"cannot cast {src} to {dst}")
+
+
+def _ts_from_seconds(v: int, ansi: bool):
+    us = v * 1_000_000
+    lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
+    if lo <= us <= hi:
+        return us
+    if ansi:
+        raise _overflow("long overflow")
+    return max(lo, min(hi, us))
+
+
+def to_string_fn(src: SqlType, ansi: bool) -> Callable[[object], str]:
+    k = src.kind
+    if src.is_integral:
+        return str
+    if k is Kind.DOUBLE:
+        return fmt.double_to_string
+    if k is Kind.FLOAT:
+        return fmt.float_to_string
+    if k is Kind.DECIMAL:
+        return lambda d: fmt.decimal_to_string(d, plain=ansi)
+    if k is Kind.BOOLEAN:
+        return lambda b: "true" if b else "false"
+    if k is Kind.DATE:
+        return fmt.date_to_string
+    if k in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+        return fmt.timestamp_to_string
+    if k is Kind.BINARY:
+        return lambda b: b.decode("utf-8", "replace")
+    if k is Kind.STRING:
+        return _identity
+    if k is Kind.ARRAY:
+        el = to_string_fn(src.element, ansi)
+        return lambda a: "[" + ", ".join("null" if x is None else el(x) for x in a) + "]"
+    raise TypeError(f"cannot cast {src} to string")
+
+
+def _from_string(dst: SqlType, ansi: bool, src: SqlType):
+    k = dst.kind
+
+    def bad(v):
+        if ansi:
+            raise _invalid(v, src, dst)
+        return None
+
+    if dst.is_integral:
+        lo, hi = dst.int_range
+
+        def str_to_int(v):
+            r = fmt.parse_integral(v, lo, hi, ansi)
+            return bad(v) if r is None else r
+        return str_to_int
+    if k is Kind.DOUBLE:
+        def str_to_double(v):
+            r = fmt.parse_double(v)
+            return bad(v) if r is None else r
+        return str_to_double
+    if k is Kind.FLOAT:
+        def str_to_float(v):
+            r = fmt.parse_float(v)
+            return bad(v) if r is None else r
+        return str_to_float
+    if k is Kind.DECIMAL:
+        p, s = dst.precision, dst.scale
+
+        def str_to_dec(v):
+            r = fmt.parse_decimal(v)
+            if r is None:
+                return bad(v)
+            return fit_decimal(r, p, s, ansi, what=v.strip())
+        return str_to_dec
+    if k is Kind.BOOLEAN:
+        def str_to_bool(v):
+            r = fmt.parse_boolean(v)
+            return bad(v) if r is None else r
+        return str_to_bool
+    if k is Kind.DATE:
+        def str_to_date(v):
+            r = fmt.parse_date(v)
+            return bad(v) if r is None else r
+        return str_to_date
+    if k in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+        def str_to_ts(v):
+            r = fmt.parse_timestamp(v)
+            return bad(v) if r is None else r
+        return str_to_ts
+    if k is Kind.BINARY:
+        return lambda v: v.encode()
+    raise TypeError(f"cannot cast string to {dst}")
+
+
+# ---- functions ----------------------------------------------------------------------------
+
+def function(name: str, arg_types: Sequence[SqlType], result_type: SqlType, ansi: bool):
+    """A callable over evaluated argument values (types ``arg_types``, i.e. after the casts of
+    ``coercion.resolve``) giving ``result_type`` values.  Strict functions return None when
+    any argument is None; lazy forms (and/or/case/if/coalesce/in) see ``compile_call``."""
+    f = canonical(name)
+    types = tuple(arg_types)
+    builder = _BUILDERS.get(f)
+    if builder is None:
+        raise ValueError(f"unsupported function {name!r}")
+    return builder(f, types, result_type, ansi)
+
+
+def compile_call(name: str, arg_types: Sequence[SqlType], result_type: SqlType, ansi: bool,
+                 children: Sequence[Callable]) -> Callable:
+    """``row -> value`` for the call with Spark's evaluation order over child evaluators
+    ``children[i](row)`` (already producing ``arg_types[i]`` values)."""
+    f = canonical(name)
+    ch = tuple(children)
+    if f in _LAZY:
+        return _LAZY[f](f, tuple(arg_types), result_type, ansi, ch)
+    fn = function(f, arg_types, result_type, ansi)
+    if f in _EAGER:
+        return lambda row: fn(*[c(row) for c in ch])
+    if len(ch) == 1:
+        c0 = ch[0]
+
+        def unary(row):
+            v = c0(row)
+            return None if v is None else fn(v)
+        return unary
+    if len(ch) == 2:
+        c0, c1 = ch
+
+        def binary(row):
+            a = c0(row)
+            if a is None:
+                return None
+            b = c1(row)
+            if b is None:
+                return None
+            return fn(a, b)
+        return binary
+
+    def nary(row):
+        vals = []
+        for c in ch:
+            v = c(row)
+            if v is None:
+                return None
+            vals.append(v)
+        return fn(*vals)
+    return nary
+
+
+def _strict(fn):
+    n = fn.__code__.co_argcount if hasattr(fn, "__code__") else None
+    if n == 1:
+        return lambda a: None if a is None else fn(a)
+    if n == 2:
+        return lambda a, b: None if a is None or b is None else fn(a, b)
+
+    def g(*args):
+        for a in args:
+            if a is None:
+                return None
+        return fn(*args)
+    return g
+
+
+# -- arithmetic
+
+def _int_check(kind: Kind, ansi: bool, op: str):
+    lo, hi = INTEGRAL_RANGE[kind]
+    bits = _BITS[kind]
+    small = kind in (Kind.TINYINT, Kind.SMALLINT)
+
+    def check(v, a=None, b=None):
+        if lo <= v <= hi:
+            return v
+        if ansi:
+            if small:
+                raise _err("BINARY_ARITHMETIC_OVERFLOW", f"{a} {op} {b} caused overflow.")
+            raise _overflow("overflow.")
+        return _wrap(v, bits)
+    return check
+
+
+def _arith(f, types, result, ansi):
+    l, r = types
+    op = f
+    if result.kind is Kind.DECIMAL and l.is_decimal and r.is_decimal:
+        return _strict(_decimal_arith(f, result, ansi))
+    if f == "div":
+        if l.is_decimal:
+            def dec_div(a, b):
+                if b == 0:
+                    if ansi:
+                        raise _err("DIVIDE_BY_ZERO", "Division by zero.")
+                    return None
+                q = int((a / b).to_integral_value(rounding=ROUND_DOWN)) if False else \
+                    int(DEC_CTX.divide_int(a, b))
+                lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
+                if not lo <= q <= hi:
+                    if ansi:
+                        raise _overflow("Overflow in integral divide.")
+                    return _wrap(q, 64)
+                return q
+            return _strict(dec_div)
+
+        def int_div(a, b):
+            if b == 0:
+                if ansi:
+                    raise _err("DIVIDE_BY_ZERO", "Division by zero.")
+                return None
+            q = abs(a) // abs(b)
+            if (a < 0) != (b < 0):
+                q = -q
+            if q > (1 << 63) - 1:
+                if ansi:
+                    raise _overflow("Overflow in integral divide.")
+                return _wrap(q, 64)
+            return q
+        return _strict(int_div)
+    k = result.kind
+    if k in (Kind.DOUBLE, Kind.FLOAT):
+        r32 = k is Kind.FLOAT
+        if f == "+":
+            fn = (lambda a, b: round_float32(a + b)) if r32 else (lambda a, b: a + b)
+        elif f == "-":
+            fn = (lambda a, b: round_float32(a - b)) if r32 else (lambda a, b: a - b)
+        elif f == "*":
+            fn = (lambda a, b: round_float32(a * b)) if r32 else (lambda a, b: a * b)
+        elif f == "/":
+            def fdiv(a, b):
+                if b == 0:
+                    if ansi:
+                        raise _err("DIVIDE_BY_ZERO", "Division by zero.")
+                    return None
+                q = a / b
+                return round_float32(q) if r32 else q
+            fn = fdiv
+        elif f in ("%", "pmod"):
+            def fmod(a, b):
+                if b == 0:
+                    if ansi:
+                        raise _err("REMAINDER_BY_ZERO", "Remainder by zero.")
+                    return None
+                if a in (_INF, -_INF) or a != a or b != b:
+                    return math.nan
+                if b in (_INF, -_INF):
+                    m = a
+                else:
+                    m = math.fmod(a, b)
+                if f == "pmod" and m < 0:
+                    m = math.fmod(m + b, b)
+                return round_float32(m) if r32 else m
+            fn = fmod
+        else:
+            raise ValueError(f)
+        return _strict(fn)
+    if result.is_integral:
+        check = _int_check(k, ansi, op)
+        if f == "+":
+            fn = lambda a, b: check(a + b, a, b)
+        elif f == "-":
+            fn = lambda a, b: check(a - b, a, b)
+        elif f == "*":
+            fn = lambda a, b: check(a * b, a, b)
+        elif f in ("%", "pmod"):
+            def imod(a, b):
+                if b == 0:
+                    if ansi:
+                        raise _err("REMAINDER_BY_ZERO", "Remainder by zero.")
+                    return None
+                m = abs(a) % abs(b)
+                m = -m if a < 0 else m
+                if f == "pmod" and m < 0:
+                    m = (m + b) % b if b > 0 else m - b if False else _java_rem(m + b, b)
+                return m
+            fn = imod
+        else:
+            raise ValueError(f)
+        return _strict(fn)
+    if result.is_interval or result.is_datetime:
+        return _strict(_datetime_arith(f, types, result, ansi))
+    if result.is_void:
+        return lambda a, b: None
+    raise ValueError(f"{f}{types}->{result}")
+
+
+def _java_rem(a, b):
+    m = abs(a) % abs(b)
+    return -m if a < 0 else m
+
+
+def _decimal_arith(f, result: SqlType, ansi: bool):
+    p, s = result.precision, result.scale
+    q = _quant(s)
+
+    def fit(v):
+        r = v.quantize(q, rounding=ROUND_HALF_UP, context=DEC_CTX)
+        if r.adjusted() >= p - s and r != 0:
+            if ansi:
+                raise _err("NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION",
+                           f"{v} cannot be represented as Decimal({p}, {s}).")
+            return None
+        return r
+    if f == "+":
+        return lambda a, b: fit(DEC_CTX.add(a, b))
+    if f == "-":
+        return lambda a, b: fit(DEC_CTX.subtract(a, b))
+    if f == "*":
+        return lambda a, b: fit(DEC_CTX.multiply(a, b))
+    q38 = _quant(38)
+    if f == "/":
+        def ddiv(a, b):
+            if b == 0:
+                if ansi:
+                    raise _err("DIVIDE_BY_ZERO", "Division by zero.")
+                return None
+            # Spark divides to scale 38 (HALF_UP), then rounds to the result scale
+            return fit(DEC_CTX.divide(a, b).quantize(q38, rounding=ROUND_HALF_UP, context=DEC_CTX))
+        return ddiv
+    if f in ("%", "pmod"):
+        def drem(a, b):
+            if b == 0:
+                if ansi:
+                    raise _err("REMAINDER_BY_ZERO", "Remainder by zero.")
+                return None
+            m = DEC_CTX.remainder(a, b)
+            if f == "pmod" and m < 0:
+                m = DEC_CTX.remainder(m + b, b)
+            return fit(m)
+        return drem
+    raise ValueError(f)
+
+
+def _datetime_arith(f, types, result, ansi):
+    l, r = types
+    K = Kind
+    if l.kind is K.DATE and r.kind in (K.TINYINT, K.SMALLINT, K.INT):
+        return (lambda a, b: _date_check(a + b, ansi)) if f == "+" else \
+            (lambda a, b: _date_check(a - b, ansi))
+    if l.kind is K.DATE and r.kind is K.DATE and f == "-":
+        return lambda a, b: (a - b) * _US_PER_DAY
+    if l.kind is K.DATE and r.kind is K.DAY_TIME_INTERVAL and result.kind is K.DATE:
+        def date_plus_days(a, b):
+            days = int(b / _US_PER_DAY)
+            return _date_check(a + days if f == "+" else a - days, ansi)
+        return date_plus_days
+    if l.kind is K.DATE and r.kind is K.YEAR_MONTH_INTERVAL:
+        return lambda a, b: _add_months_date(a, b if f == "+" else -b)
+    if l.is_timestamp and r.kind is K.DAY_TIME_INTERVAL:
+        return (lambda a, b: _ts_check(a + b, ansi)) if f == "+" else (lambda a, b: _ts_check(a - b, ansi))
+    if l.is_timestamp and r.kind is K.YEAR_MONTH_INTERVAL:
+        def ts_months(a, b):
+            days, rem = divmod(a, _US_PER_DAY)
+            return _add_months_date(days, b if f == "+" else -b) * _US_PER_DAY + rem
+        return ts_months
+    if l.is_datetime and r.is_datetime and f == "-":
+        return lambda a, b: a - b
+    if l.is_interval and r.is_interval:
+        lo, hi = INTEGRAL_RANGE[K.BIGINT] if l.kind is K.DAY_TIME_INTERVAL else INTEGRAL_RANGE[K.INT]
+
+        def iv(a, b):
+            v = a + b if f == "+" else a - b
+            if not lo <= v <= hi:
+                raise _overflow("integer overflow")
+            return v
+        return iv
+    raise ValueError(f"{f}{types}")
+
+
+def _date_check(d: int, ansi: bool) -> int:
+    return d
+
+
+def _ts_check(t: int, ansi: bool) -> int:
+    lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
+    if not lo <= t <= hi:
+        raise _overflow("long overflow")
+    return t
+
+
+def _add_months_date(days: int, months: int) -> int:
+    import datetime as dt
+    import calendar
+    d = dt.date.fromordinal(days + dt.date(1970, 1, 1).toordinal())
+    m0 = d.year * 12 + d.month - 1 + months
+    y, m = divmod(m0, 12)
+    day = min(d.day, calendar.monthrange(y, m + 1)[1])
+    return dt.date(y, m + 1, day).toordinal() - dt.date(1970, 1, 1).toordinal()
+
+
+# -- comparisons
+
+def _cmp_fn(f, types, result, ansi):
+    t = types[0]
+    if t.is_void:
+        return (lambda a, b: True if a is None and b is None else False) if f == "<=>" else \
+            (lambda a, b: None)
+    if t.is_floating:
+        eq = equal_nan
+        lt = _lt_float
+        table = {"=": eq, "<>": lambda a, b: not eq(a, b), "<": lt,
+                 "<=": lambda a, b: not lt(b, a), ">": lambda a, b: lt(b, a),
+                 ">=": lambda a, b: not lt(a, b)}
+    elif t.kind is Kind.ARRAY:
+        c = compare(t)
+        table = {"=": lambda a, b: c(a, b) == 0, "<>": lambda a, b: c(a, b) != 0,
+                 "<": lambda a, b: c(a, b) < 0, "<=": lambda a, b: c(a, b) <= 0,
+                 ">": lambda a, b: c(a, b) > 0, ">=": lambda a, b: c(a, b) >= 0}
+    else:
+        import operator
+        table = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le,
+                 ">": operator.gt, ">=": operator.ge}
+    if f == "<=>":
+        eq = table["="]
+
+        def nseq(a, b):
+            if a is None or b is None:
+                return a is None and b is None
+            return eq(a, b)
+        return nseq
+    if f == "is_distinct_from":
+        eq = table["="]
+        return lambda a, b: (a is None) != (b is None) if a is None or b is None else not eq(a, b)
+    if f == "is_not_distinct_from":
+        return _cmp_fn("<=>", types, result, ansi)
+    return _strict(table[f])
+
+
+# -- logic and null tests (eager value forms; compile_call has the lazy ones)
+
+def _and(a, b):
+    if a is False or b is False:
+        return False
+    if a is None or b is None:
+        return None
+    return True
+
+
+def _or(a, b):
+    if a is True or b is True:
+        return True
+    if a is None or b is None:
+        return None
+    return False
+
+
+def _logic(f, types, result, ansi):
+    if f == "and":
+        return _and
+    if f == "or":
+        return _or
+    return lambda a: None if a is None else not a
+
+
+def _in_fn(f, types, result, ansi):
+    eq = _cmp_fn("=", types[:2], result, ansi)
+
+    def in_(v, *items):
+        if v is None:
+            return None
+        has_null = False
+        for x in items:
+            if x is None:
+                has_null = True
+            elif eq(v, x):
+                return True
+        return None if has_null else False
+    return in_
+
+
+def _between_fn(f, types, result, ansi):
+    ge = _cmp_cast(">=", types[0], types[1], ansi)
+    le = _cmp_cast("<=", types[0], types[2], ansi)
+
+    def between(v, lo, hi):
+        x = None if v is None or lo is None else ge(v, lo)
+        y = None if v is None or hi is None else le(v, hi)
+        return _and(x, y)
+    return between
+
+
+def _case_fn(f, types, result, ansi):
+    n = len(types)
+
+    def case(*vals):
+        for i in range(0, n - 1, 2):
+            if vals[i] is True:
+                return vals[i + 1]
+        return vals[-1] if n % 2 == 1 else None
+    return case
+
+
+def _coalesce_fn(f, types, result, ansi):
+    def coalesce(*vals):
+        for v in vals:
+            if v is not None:
+                return v
+        return None
+    return coalesce
+
+
+def _nullif_fn(f, types, result, ansi):
+    eq = _cmp_cast("=", types[0], types[1], ansi)
+
+    def nullif(a, b):
+        return None if a is not None and b is not None and eq(a, b) else a
+    return nullif
+
+
+def _greatest_fn(f, types, result, ansi):
+    c = compare(result)
+    want = 1 if f == "greatest" else -1
+
+    def pick(*vals):
+        best = None
+        for v in vals:
+            if v is not None and (best is None or c(v, best) == want):
+                best = v
+        return best
+    return pick
+
+
+def _is_null_fn(f, types, result, ansi):
+    return (lambda v: v is None) if f == "is_null" else (lambda v: v is not None)
+
+
+# -- numeric functions
+
+def _neg_abs(f, types, result, ansi):
+    t = types[0]
+    if t.is_integral or t.is_interval:
+        lo, hi = t.int_range if t.is_integral else INTEGRAL_RANGE[
+            Kind.BIGINT if t.kind is Kind.DAY_TIME_INTERVAL else Kind.INT]
+        bits = _BITS.get(t.kind, 64 if t.kind is Kind.DAY_TIME_INTERVAL else 32)
+
+        def neg(v):
+            r = -v if f == "negative" or (f == "abs" and v < 0) else v
+            if r > hi:
+                if ansi:
+                    raise _overflow("overflow.")
+                return _wrap(r, bits)
+            return r
+        return _strict(neg) if f != "positive" else _strict(lambda v: v)
+    if f == "positive":
+        return _strict(lambda v: v)
+    if t.is_decimal:
+        return _strict((lambda v: -v) if f == "negative" else abs)
+    return _strict((lambda v: -v) if f == "negative" else abs)
+
+
+def _double_fn(f, types, result, ansi):
+    def sqrt(x):
+        return math.sqrt(x) if x >= 0 else (math.nan if x == x else x)
+
+    def exp(x):
+        try:
+            return math.exp(x)
+        except OverflowError:
+            return _INF
+
+    def ln(x):
+        if x <= 0:
+            return None
+        return math.log(x)
+
+    def log10(x):
+        if x <= 0:
+            return None
+        return math.log10(x)
+
+    def pow_(a, b):
+        try:
+            return math.pow(a, b)
+        except OverflowError:
+            return _INF if a > 0 or float(b).is_integer() and int(b) % 2 == 0 else -_INF
+        except ValueError:
+            return math.nan
+    return _strict({"sqrt": sqrt, "exp": exp, "ln": ln, "log10": log10, "pow": pow_}[f])
+
+
+def _sign_fn(f, types, result, ansi):
+    def sign(x):
+        if x != x:
+            return math.nan
+        return 1.0 if x > 0 else -1.0 if x < 0 else 0.0
+    return _strict(sign)
+
+
+def _round_fn(f, types, result, ansi):
+    t = types[0]
+    mode = ROUND_HALF_UP if f == "round" else ROUND_HALF_EVEN
+    scale_arg = len(types) == 2
+
+    def rounder(x, scale=0):
+        if t.is_decimal:
+            r = x.quantize(_quant(max(scale, 0)) if scale >= 0 else Decimal(1).scaleb(-scale),
+                           rounding=mode, context=DEC_CTX)
+            return fit_decimal(r, result.precision, result.scale, ansi)
+        if t.is_integral:
+            if scale >= 0:
+                return x
+            m = 10 ** (-scale)
+            d = Decimal(x).quantize(Decimal(1).scaleb(-scale), rounding=mode, context=DEC_CTX)
+            v = int(d)
+            lo, hi = t.int_range
+            if not lo <= v <= hi:
+                if ansi:
+                    raise _overflow("overflow.")
+                return _wrap(v, _BITS[t.kind])
+            return v
+        # float/double: BigDecimal(x).setScale(scale, mode) -> double (NaN/Inf unchanged)
+        if x != x or x in (_INF, -_INF):
+            return x
+        d = Decimal(repr(x) if t.kind is Kind.DOUBLE else fmt.float_to_string(x).replace("E", "e"))
+        r = d.quantize(Decimal(1).scaleb(-scale), rounding=mode, context=DEC_CTX)
+        return round_float32(float(r)) if t.kind is Kind.FLOAT else float(r)
+    if scale_arg:
+        return _strict(lambda x, s: rounder(x, s))
+    return _strict(rounder)
+
+
+def _floor_ceil_fn(f, types, result, ansi):
+    t = types[0]
+    mode = ROUND_FLOOR if f == "floor" else ROUND_CEILING
+    if len(types) == 2:
+        def fc2(x, scale):
+            r = Decimal(x).quantize(Decimal(1).scaleb(-scale), rounding=mode, context=DEC_CTX)
+            return fit_decimal(r, result.precision, result.scale, ansi)
+        return _strict(fc2)
+    if t.is_decimal:
+        def fcd(x):
+            r = x.to_integral_value(rounding=mode, context=DEC_CTX)
+            return fit_decimal(r, result.precision, result.scale, ansi)
+        return _strict(fcd)
+    if t.is_integral:
+        return _strict(lambda x: x)
+    fl = math.floor if f == "floor" else math.ceil
+    lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
+
+    def fcf(x):
+        if x != x:
+            return 0
+        if x in (_INF, -_INF):
+            return hi if x > 0 else lo
+        v = fl(x)
+        return max(lo, min(hi, v))
+    return _strict(fcf)
+
+
+# -- strings
+
+def _concat_fn(f, types, result, ansi):
+    if result.kind is Kind.ARRAY:
+        def concat_arrays(*vals):
+            if any(v is None for v in vals):
+                return None
+            return tuple(x for v in vals for x in v)
+        return concat_arrays
+    if result.kind is Kind.BINARY:
+        def concat_bin(*vals):
+            if any(v is None for v in vals):
+                return None
+            return b"".join(vals)
+        return concat_bin
+
+    def concat(*vals):
+        if any(v is None for v in vals):
+            return None
+        return "".join(vals)
+    return concat
+
+
+def _string_fn(f, types, result, ansi):
+    if f == "length":
+        return _strict(len)
+    if f == "upper":
+        return _strict(str.upper)
+    if f == "lower":
+        return _strict(str.lower)
+    if f == "trim":
+        return _strict(lambda s: s.strip(" "))
+    if f == "ltrim":
+        return _strict(lambda s: s.lstrip(" "))
+    if f == "rtrim":
+        return _strict(lambda s: s.rstrip(" "))
+    raise ValueError(f)
+
+
+def _substring_fn(f, types, result, ansi):
+    def substring(s, pos, length=(1 << 31) - 1):
+        # UTF8String.substringSQL
+        n = len(s)
+        start = pos - 1 if pos > 0 else (n + pos if pos < 0 else 0)
+        end = start + length if length > 0 else start
+        if length > (1 << 31) - 1 - abs(start):
+            end = (1 << 31) - 1
+        start = max(start, 0)
+        end = min(end, n)
+        if start >= end:
+            return s[:0]
+        return s[start:end]
+    return _strict(substring)
+
+
+def _date_fn(f, types, result, ansi):
+    if f == "datediff":
+        return _strict(lambda a, b: a - b)
+    if f == "date_add":
+        return _strict(lambda d, n: d + n)
+    return _strict(lambda d, n: d - n)
+
+
+_BUILDERS = {
+    "+": _arith, "-": _arith, "*": _arith, "/": _arith, "%": _arith, "div": _arith,
+    "pmod": _arith,
+    "=": _cmp_fn, "<>": _cmp_fn, "<": _cmp_fn, "<=": _cmp_fn, ">": _cmp_fn, ">=": _cmp_fn,
+    "<=>": _cmp_fn, "is_distinct_from": _cmp_fn, "is_not_distinct_from": _cmp_fn,
+    "and": _logic, "or": _logic, "not": _logic, "in": _in_fn, "between": _between_fn,
+    "case": _case_fn, "if": _case_fn, "coalesce": _coalesce_fn, "nullif": _nullif_fn,
+    "greatest": _greatest_fn, "least": _greatest_fn, "is_null": _is_null_fn,
+    "is_not_null": _is_null_fn, "abs": _neg_abs, "negative": _neg_abs, "positive": _neg_abs,
+    "sqrt": _double_fn, "exp": _double_fn, "ln": _double_fn, "log10": _double_fn,
+    "pow": _double_fn, "sign": _sign_fn, "round": _round_fn, "bround": _round_fn,
+    "floor": _floor_ceil_fn, "ceil": _floor_ceil_fn, "concat": _concat_fn,
+    "length": _string_fn, "upper": _string_fn, "lower": _string_fn, "trim": _string_fn,
+    "ltrim": _string_fn, "rtrim": _string_fn, "substring": _substring_fn,
+    "date_add": _date_fn, "date_sub": _date_fn, "datediff": _date_fn,
+}
+
+# Evaluate every argument (no stop at the first NULL)
+_EAGER = frozenset(("<=>", "is_distinct_from", "is_not_distinct_from", "is_null",
+                    "is_not_null", "concat", "greatest", "least"))
+
+
+def _lazy_and(f, types, result, ansi, ch):
+    a, b = ch
+    if f == "and":
+        def and_(row):
+            x = a(row)
+            if x is False:
+                return False
+            y = b(row)
+            if y is False:
+                return False
+            return None if x is None or y is None else True
+        return and_
+
+    def or_(row):
+        x = a(row)
+        if x is True:
+            return True
+        y = b(row)
+        if y is True:
+            return True
+        return None if x is None or y is None else False
+    return or_
+
+
+def _lazy_case(f, types, result, ansi, ch):
+    n = len(ch)
+    pairs = tuple((ch[i], ch[i + 1]) for i in range(0, n - 1, 2))
+    default = ch[-1] if n % 2 == 1 else (lambda row: None)
+
+    def case(row):
+        for c, v in pairs:
+            if c(row) is True:
+                return v(row)
+        return default(row)
+    return case
+
+
+def _lazy_coalesce(f, types, result, ansi, ch):
+    def coalesce(row):
+        for c in ch:
+            v = c(row)
+            if v is not None:
+                return v
+        return None
+    return coalesce
+
+
+def _lazy_in(f, types, result, ansi, ch):
+    eq = _cmp_fn("=", types[:2], result, ansi)
+    value, items = ch[0], ch[1:]
+
+    def in_(row):
+        v = value(row)
+        if v is None:
+            return None
+        has_null = False
+        for c in items:
+            x = c(row)
+            if x is None:
+                has_null = True
+            elif eq(v, x):
+                return True
+        return None if has_null else False
+    return in_
+
+
+def _cmp_cast(f, ta, tb, ansi):
+    """``(a, b) -> bool`` comparing values of ``ta``/``tb`` in their common comparison type."""
+    from .coercion import comparison_type
+    w = comparison_type(f, ta, tb, ansi)
+    ca, cb = cast(ta, w, ansi), cast(tb, w, ansi)
+    op = _cmp_fn(f, (w, w), None, ansi)
+    return lambda a, b: op(ca(a), cb(b))
+
+
+def _lazy_between(f, types, result, ansi, ch):
+    # BETWEEN is rewritten to ``v >= lo AND v <= hi`` (AND short-circuits, v evaluated once)
+    tv, tlo, thi = types
+    ge = _cmp_cast(">=", tv, tlo, ansi)
+    le = _cmp_cast("<=", tv, thi, ansi)
+    cv, clo, chi = ch
+
+    def between(row):
+        v = cv(row)
+        lo = clo(row)
+        x = None if v is None or lo is None else ge(v, lo)
+        if x is False:
+            return False
+        hi = chi(row)
+        y = None if v is None or hi is None else le(v, hi)
+        if y is False:
+            return False
+        return None if x is None or y is None else True
+    return between
+
+
+def _lazy_nullif(f, types, result, ansi, ch):
+    eq = _cmp_cast("=", types[0], types[1], ansi)
+    a, b = ch
+
+    def nullif(row):
+        x = a(row)
+        y = b(row)
+        if x is None or y is None:
+            return x
+        return None if eq(x, y) else x
+    return nullif
+
+
+_LAZY = {"and": _lazy_and, "or": _lazy_and, "case": _lazy_case, "if": _lazy_case,
+         "coalesce": _lazy_coalesce, "in": _lazy_in, "between": _lazy_between,
+         "nullif": _lazy_nullif}
