@@ -40,9 +40,26 @@ class Literal:
 
 @dataclass(frozen=True, slots=True)
 class Signature:
-    """``args``: the type each argument is cast to before the call; ``result``: the call's type."""
+    """``args``: the type each argument is cast to before the call; ``result``: the call's type.
+    ``via``: empty, or per argument an intermediate type (or None) the argument is cast to
+    first: ANSI ``string_col / int_col`` is ``CAST(CAST(s AS BIGINT) AS DOUBLE) / ...``, so
+    ``'1.5'`` fails as a BIGINT even though the division is in DOUBLE."""
     args: tuple[SqlType, ...]
     result: SqlType
+    via: tuple[SqlType | None, ...] = ()
+
+    def casts(self, arg_types: Sequence[SqlType]) -> tuple[tuple[SqlType, ...], ...]:
+        """Per argument, the chain of types to cast through (empty: no cast)."""
+        out = []
+        for i, (src, dst) in enumerate(zip(arg_types, self.args)):
+            chain = []
+            mid = self.via[i] if self.via else None
+            if mid is not None and mid != src:
+                chain.append(mid)
+            if dst != (chain[-1] if chain else src):
+                chain.append(dst)
+            out.append(tuple(chain))
+        return tuple(out)
 
 
 Arg = SqlType | Literal
@@ -70,7 +87,8 @@ def decimal_for(a: Arg) -> SqlType:
     t = _t(a)
     if t.is_decimal:
         return t
-    if isinstance(a, Literal) and t.is_integral and a.value is not None:
+    if isinstance(a, Literal) and t.kind in (Kind.SMALLINT, Kind.INT, Kind.BIGINT) \
+            and a.value is not None:
         return decimal(max(len(str(abs(a.value))), 1), 0)
     if t.is_integral:
         return decimal(_INT_DIGITS[t.kind], 0)
@@ -95,10 +113,14 @@ def adjust_precision_scale(p: int, s: int) -> SqlType:
 
 
 def wider_decimal(t1: SqlType, t2: SqlType) -> SqlType:
-    """DecimalPrecision.widerDecimalType: room for both integer parts and the larger scale."""
+    """DecimalPrecision.widerDecimalType: room for both integer parts and the larger scale;
+    beyond 38 digits the scale gives way (boundedPreferIntegralDigits)."""
     scale = max(t1.scale, t2.scale)
     rng = max(t1.precision - t1.scale, t2.precision - t2.scale)
-    return _bounded(rng + scale, scale)
+    if rng + scale <= MAX_PRECISION:
+        return decimal(rng + scale, scale)
+    diff = rng + scale - MAX_PRECISION
+    return decimal(MAX_PRECISION, max(0, scale - diff))
 
 
 def _decimal_wider_than(d: SqlType, t: SqlType) -> bool:
@@ -269,8 +291,24 @@ _EXP_RE = re.compile(r"(\d+\.?\d*|\.\d+)[eE][+-]?\d+")
 
 
 def literal(text: str) -> Literal:
-    """Type and value of a Spark SQL numeric/boolean/NULL literal token (no sign)."""
+    """Type and value of a Spark SQL numeric/boolean/NULL literal token (an optional leading
+    ``-`` belongs to the literal, as in Spark's grammar)."""
     s = text.strip()
+    if s.startswith("-") and s[1:].isdigit():
+        v = -int(s[1:])
+        for t in (INT, BIGINT):
+            if t.int_range[0] <= v:
+                return Literal(t, v)
+        d = Decimal(v)
+        return Literal(_decimal_literal_type(d), d)
+    if s.startswith("-") and len(s) > 1:
+        lit = literal(s[1:])
+        v = lit.value
+        if lit.type.is_integral and isinstance(v, int):
+            lo, _ = lit.type.int_range
+            if -v < lo:
+                raise SparkAnalysisError("INVALID_NUMERIC_LITERAL_RANGE", f"{text} out of range")
+        return Literal(lit.type, -v)
     u = s.upper()
     if u == "NULL":
         return Literal(VOID, None)
@@ -391,18 +429,31 @@ def _arith(f: str, args: list, ansi: bool) -> Signature:
     _arity(f, args, 2)
     a, b = args
     l, r = _t(a), _t(b)
-    # DateTime operations first on the original types (BinaryArithmeticWithDatetimeResolver).
+    # ANSI promotes strings first (date - '2020-01-01' is date - date); without ANSI the
+    # datetime operations see the original types.
+    if ansi and (l.is_string or r.is_string) and (l.is_datetime or r.is_datetime):
+        w = _ansi_string_wider(l, r)
+        if w is not None:
+            l2 = w if l.is_string else l
+            r2 = w if r.is_string else r
+            dt = _datetime_arith(f, l2, r2, ansi)
+            if dt is not None:
+                return Signature(dt.args, dt.result, (None, None))
     dt = _datetime_arith(f, l, r, ansi)
     if dt is not None:
         return dt
+    if (l.is_interval and (r.is_numeric or r.is_string)) or (r.is_interval and (l.is_numeric or l.is_string)):
+        raise NotImplementedError("interval arithmetic with numbers is not supported")
     l2, r2 = _string_promote_binary(l, r, ansi, arithmetic=True)
     if (l2, r2) != (l, r):
         dt = _datetime_arith(f, l2, r2, ansi)
         if dt is not None:
             return dt
+        via = (l2 if l2 != l else None, r2 if r2 != r else None)
         a = l2 if l2 != l else a
         b = r2 if r2 != r else b
-        l, r = l2, r2
+        sig = _arith(f, [a, b], ansi)
+        return Signature(sig.args, sig.result, via)
     if l.is_void and r.is_void:
         if f == "/":
             return Signature((DOUBLE, DOUBLE), DOUBLE)
@@ -526,8 +577,13 @@ def _swap(sig: Signature | None) -> Signature | None:
     return Signature(tuple(reversed(sig.args)), sig.result)
 
 
-def _date_add_sig(f: str, start: SqlType, days: SqlType, ansi: bool) -> Signature:
-    """DateAdd/DateSub(startDate: date, days: int|smallint|tinyint)."""
+def _date_add_sig(f: str, start: SqlType, days: Arg, ansi: bool) -> Signature:
+    """DateAdd/DateSub(startDate: date, days: int|smallint|tinyint); a string ``days`` is cast
+    to int under ANSI, and without ANSI only when it is a literal."""
+    days_lit = isinstance(days, Literal)
+    days_lit_value = days.value if days_lit else None
+    days = _t(days)
+    start = _t(start)
     if start.is_string or start.is_timestamp or start.is_void:
         s = DATE
     elif start.kind is Kind.DATE:
@@ -538,8 +594,14 @@ def _date_add_sig(f: str, start: SqlType, days: SqlType, ansi: bool) -> Signatur
                         f"{_sql(start)}.")
     if days.kind in (Kind.TINYINT, Kind.SMALLINT, Kind.INT):
         d = days
-    elif days.is_string or days.is_void:
+    elif days.is_void or (days.is_string and (ansi or days_lit)):
         d = INT
+        if days_lit and not ansi and days.is_string:
+            from .sparkformat import parse_integral
+            if parse_integral(days_lit_value, -(1 << 31), (1 << 31) - 1, True) is None:
+                raise SparkAnalysisError("SECOND_FUNCTION_ARGUMENT_NOT_INTEGER",
+                                         f"The second argument of `{f}` function needs to be an "
+                                         f"integer.")
     else:
         raise _mismatch("UNEXPECTED_INPUT_TYPE",
                         f"The second parameter requires the (\"INT\" or \"SMALLINT\" or "
@@ -571,7 +633,7 @@ def comparison_type(f: str, a: Arg, b: Arg, ansi: bool) -> SqlType:
                 w = _wider_two(l, r, ansi, strings=False)
     else:
         w = _noansi_cmp_string(l, r)
-        if w is None and f in ("=", "<=>") and ((l.kind is Kind.BOOLEAN and r.is_numeric)
+        if w is None and f in ("=", "<=>", "<>") and ((l.kind is Kind.BOOLEAN and r.is_numeric)
                                                  or (r.kind is Kind.BOOLEAN and l.is_numeric)):
             w = r if l.kind is Kind.BOOLEAN else l
         if w is None:
@@ -610,25 +672,35 @@ def _noansi_cmp_string(l: SqlType, r: SqlType) -> SqlType | None:
 
 
 def _logic(f, args, ansi):
+    """AND/OR take booleans; a string next to a boolean is cast (ANSI only); NOT takes a
+    string only under ANSI."""
     _arity(f, args, 1 if f == "not" else 2)
     types = [_t(a) for a in args]
-    if f != "not" and types[0] != types[1] and not (types[0].is_void or types[1].is_void):
-        w = _ansi_string_wider(*types) if ansi else None
+    if f == "not":
+        t = types[0]
+        if t.kind is Kind.BOOLEAN or t.is_void or (t.is_string and ansi):
+            return Signature((BOOLEAN,), BOOLEAN)
+        raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                        f"The first parameter requires the \"BOOLEAN\" type, however has the "
+                        f"type {_sql(t)}.")
+    l, r = types
+    if l != r and not (l.is_void or r.is_void):
+        w = _ansi_string_wider(l, r) if ansi else None
         if w is None or w.kind is not Kind.BOOLEAN:
             raise _mismatch("BINARY_OP_DIFF_TYPES",
                             f"the left and right operands of the binary operator have "
-                            f"incompatible types ({_sql(types[0])} and {_sql(types[1])}).")
-    out = []
+                            f"incompatible types ({_sql(l)} and {_sql(r)}).")
+        return Signature((BOOLEAN, BOOLEAN), BOOLEAN)
     for t in types:
-        if t.kind is Kind.BOOLEAN or t.is_void:
-            out.append(BOOLEAN)
-        elif t.is_string and (ansi or f != "not"):
-            out.append(BOOLEAN)
-        else:
-            raise _mismatch("UNEXPECTED_INPUT_TYPE",
-                            f"The first parameter requires the \"BOOLEAN\" type, however has "
-                            f"the type {_sql(t)}.")
-    return Signature(tuple(out), BOOLEAN)
+        if not (t.kind is Kind.BOOLEAN or t.is_void):
+            if not ansi and l != r:
+                raise _mismatch("BINARY_OP_DIFF_TYPES",
+                                f"the left and right operands of the binary operator have "
+                                f"incompatible types ({_sql(l)} and {_sql(r)}).")
+            raise _mismatch("BINARY_OP_WRONG_TYPE",
+                            f"the binary operator requires the input type \"BOOLEAN\", not "
+                            f"{_sql(t)}.")
+    return Signature((BOOLEAN, BOOLEAN), BOOLEAN)
 
 
 def _unary_null_test(f, args, ansi):
@@ -642,15 +714,8 @@ def _in(f, args, ansi):
     types = [_t(a) for a in args]
     if all(t == types[0] for t in types):
         w = types[0]
-    elif ansi:
-        w = common_type(types, ansi)
     else:
-        if len(args) == 2:
-            w = _noansi_cmp_string(types[0], types[1])
-            if w is None:
-                w = common_type(types, ansi)
-        else:
-            w = common_type(types, ansi)
+        w = common_type(types, ansi)
     if w is None:
         raise _mismatch("DATA_DIFF_TYPES",
                         "Input to `in` should all be the same type, but it's "
@@ -904,7 +969,7 @@ def _substring(f, args, ansi):
     for a in args[1:]:
         at = _t(a)
         c = _implicit_cast(at, INT, ansi) if not at.is_integral else INT
-        if c is None or at.is_fractional and ansi:
+        if c is None:
             raise _mismatch("UNEXPECTED_INPUT_TYPE",
                             f"The second parameter requires the \"INT\" type, however has the "
                             f"type {_sql(at)}.")
@@ -926,7 +991,7 @@ def _date_fn(f, args, ansi):
                                 f"the type {_sql(t)}.")
         return Signature(tuple(out), INT)
     _arity(f, args, 2)
-    return _date_add_sig(f, _t(args[0]), _t(args[1]), ansi)
+    return _date_add_sig(f, args[0], args[1], ansi)
 
 
 def _unary_arith(f, args, ansi):

@@ -28,10 +28,14 @@ from .coercion import canonical
 from .sparkerrors import SparkError
 from .sqltypes import INTEGRAL_RANGE, Kind, SqlType, round_float32
 
-__all__ = ["cast", "function", "compile_call", "fit_decimal", "compare", "equal_nan",
+__all__ = ["cast", "cast_chain", "function", "compile_call", "fit_decimal", "compare", "equal_nan",
            "DEC_CTX", "sort_key"]
 
 DEC_CTX = Context(prec=400, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
+# Spark's Decimal * / % use MathContext(38, HALF_UP) before rounding to the result type
+DEC38 = Context(prec=38, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
+# unary minus / abs go through Scala BigDecimal (MathContext.DECIMAL128: 34 digits, HALF_EVEN)
+DEC128 = Context(prec=34, rounding=ROUND_HALF_EVEN, Emax=999999, Emin=-999999)
 _US_PER_DAY = 86_400_000_000
 _INF = float("inf")
 
@@ -64,7 +68,9 @@ def fit_decimal(d: Decimal, precision: int, scale: int, ansi: bool, rounding=ROU
     """Decimal.changePrecision: round (HALF_UP) to ``scale``; more than ``precision`` digits is an
     overflow: NULL, or ``[NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION]`` when ``ansi``."""
     q = d.quantize(_quant(scale), rounding=rounding, context=DEC_CTX)
-    if q.adjusted() >= precision - scale and q != 0:
+    if q.is_zero():
+        return q.copy_abs()  # Java's BigDecimal has no negative zero
+    if q.adjusted() >= precision - scale:
         if ansi:
             raise _err("NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION",
                        f"{what or d} cannot be represented as Decimal({precision}, {scale}).")
@@ -136,6 +142,20 @@ def cast(src: SqlType, dst: SqlType, ansi: bool, try_: bool = False) -> Callable
                 return None
         return try_cast
     return _cast(src, dst, ansi)
+
+
+def cast_chain(src: SqlType, chain: Sequence[SqlType], ansi: bool) -> Callable[[object], object]:
+    """Casts through ``chain`` (``Signature.casts(...)[i]``) in order; identity when empty."""
+    fns = []
+    for dst in chain:
+        fns.append(_cast(src, dst, ansi))
+        src = dst
+    if not fns:
+        return _identity
+    if len(fns) == 1:
+        return fns[0]
+    f1, f2 = fns[0], fns[1]
+    return lambda v: f2(f1(v))
 
 
 def _identity(v):
@@ -264,6 +284,10 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool):
             return _null_safe(lambda v: v != 0)
         if src.is_timestamp:
             return _null_safe(lambda v: v != 0)
+        if sk is Kind.DATE and not ansi:
+            return lambda v: None
+    if (dst.is_numeric) and sk is Kind.DATE and not ansi:
+        return lambda v: None  # non-ANSI CAST(date AS numeric) is always NULL
     if dk is Kind.DATE:
         if src.is_timestamp:
             return _null_safe(lambda v: v // _US_PER_DAY)
@@ -278,11 +302,16 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool):
             def num_to_ts(v):
                 if v is None:
                     return None
-                if isinstance(v, float) and (v != v or v in (_INF, -_INF)):
+                lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
+                if isinstance(v, Decimal):
+                    # (d * 1e6).longValue: the low 64 bits, in both modes
+                    return _wrap(int(DEC_CTX.multiply(v, 1_000_000)), 64)
+                x = v * 1_000_000
+                if x != x or x in (_INF, -_INF) or not lo <= x <= hi:
                     if ansi:
                         raise _cast_overflow(v, src, dst)
                     return None
-                return int(Decimal(v) * 1_000_000) if isinstance(v, Decimal) else int(v * 1_000_000)
+                return int(x)
             return num_to_ts
     if dk is Kind.BINARY and sk is Kind.STRING:
         return _null_safe(lambda v: v.encode())
@@ -291,17 +320,13 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool):
         return _null_safe(lambda v: tuple(None if x is None else el(x) for x in v))
     if src.is_interval and dst.is_interval and sk is dk:
         return _identity
-    raise TypeError(f"cannot cast {src} to {dst}")
+    raise NotImplementedError(f"cast {src} to {dst}")
 
 
 def _ts_from_seconds(v: int, ansi: bool):
-    us = v * 1_000_000
+    # SECONDS.toMicros saturates at the bigint range in both modes
     lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
-    if lo <= us <= hi:
-        return us
-    if ansi:
-        raise _overflow("long overflow")
-    return max(lo, min(hi, us))
+    return max(lo, min(hi, v * 1_000_000))
 
 
 def to_string_fn(src: SqlType, ansi: bool) -> Callable[[object], str]:
@@ -327,7 +352,9 @@ def to_string_fn(src: SqlType, ansi: bool) -> Callable[[object], str]:
     if k is Kind.ARRAY:
         el = to_string_fn(src.element, ansi)
         return lambda a: "[" + ", ".join("null" if x is None else el(x) for x in a) + "]"
-    raise TypeError(f"cannot cast {src} to string")
+    if src.is_interval:
+        return lambda v: fmt.interval_to_string(v, src.kind is Kind.YEAR_MONTH_INTERVAL, src.start, src.end)
+    raise NotImplementedError(f"cast {src} to string")
 
 
 def _from_string(dst: SqlType, ansi: bool, src: SqlType):
@@ -381,7 +408,7 @@ def _from_string(dst: SqlType, ansi: bool, src: SqlType):
         return str_to_ts
     if k is Kind.BINARY:
         return lambda v: v.encode()
-    raise TypeError(f"cannot cast string to {dst}")
+    raise NotImplementedError(f"cast string to {dst}")
 
 
 # ---- functions ----------------------------------------------------------------------------
@@ -416,6 +443,20 @@ def compile_call(name: str, arg_types: Sequence[SqlType], result_type: SqlType, 
             v = c0(row)
             return None if v is None else fn(v)
         return unary
+    if len(ch) == 2 and f in ("/", "div", "%", "pmod"):
+        c0, c1 = ch
+        zero_null = not ansi
+
+        def divmod_like(row):
+            # DivModLike.eval: the divisor first; NULL (or 0 without ANSI) skips the dividend
+            b = c1(row)
+            if b is None or (zero_null and b == 0):
+                return None
+            a = c0(row)
+            if a is None:
+                return None
+            return fn(a, b)
+        return divmod_like
     if len(ch) == 2:
         c0, c1 = ch
 
@@ -441,7 +482,8 @@ def compile_call(name: str, arg_types: Sequence[SqlType], result_type: SqlType, 
 
 
 def _strict(fn):
-    n = fn.__code__.co_argcount if hasattr(fn, "__code__") else None
+    code = getattr(fn, "__code__", None)
+    n = None if code is None or fn.__defaults__ else code.co_argcount
     if n == 1:
         return lambda a: None if a is None else fn(a)
     if n == 2:
@@ -485,14 +527,8 @@ def _arith(f, types, result, ansi):
                     if ansi:
                         raise _err("DIVIDE_BY_ZERO", "Division by zero.")
                     return None
-                q = int((a / b).to_integral_value(rounding=ROUND_DOWN)) if False else \
-                    int(DEC_CTX.divide_int(a, b))
-                lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
-                if not lo <= q <= hi:
-                    if ansi:
-                        raise _overflow("Overflow in integral divide.")
-                    return _wrap(q, 64)
-                return q
+                # (a quot b).toLong: BigInteger.longValue keeps the low 64 bits in both modes
+                return _wrap(int(DEC38.divide_int(a, b)), 64)
             return _strict(dec_div)
 
         def int_div(a, b):
@@ -587,7 +623,9 @@ def _decimal_arith(f, result: SqlType, ansi: bool):
 
     def fit(v):
         r = v.quantize(q, rounding=ROUND_HALF_UP, context=DEC_CTX)
-        if r.adjusted() >= p - s and r != 0:
+        if r.is_zero():
+            return r.copy_abs()
+        if r.adjusted() >= p - s:
             if ansi:
                 raise _err("NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION",
                            f"{v} cannot be represented as Decimal({p}, {s}).")
@@ -598,7 +636,7 @@ def _decimal_arith(f, result: SqlType, ansi: bool):
     if f == "-":
         return lambda a, b: fit(DEC_CTX.subtract(a, b))
     if f == "*":
-        return lambda a, b: fit(DEC_CTX.multiply(a, b))
+        return lambda a, b: fit(DEC38.multiply(a, b))
     q38 = _quant(38)
     if f == "/":
         def ddiv(a, b):
@@ -606,8 +644,8 @@ def _decimal_arith(f, result: SqlType, ansi: bool):
                 if ansi:
                     raise _err("DIVIDE_BY_ZERO", "Division by zero.")
                 return None
-            # Spark divides to scale 38 (HALF_UP), then rounds to the result scale
-            return fit(DEC_CTX.divide(a, b).quantize(q38, rounding=ROUND_HALF_UP, context=DEC_CTX))
+            # Spark divides to 38 significant digits (HALF_UP), then rounds to the result scale
+            return fit(DEC38.divide(a, b))
         return ddiv
     if f in ("%", "pmod"):
         def drem(a, b):
@@ -626,6 +664,9 @@ def _decimal_arith(f, result: SqlType, ansi: bool):
 def _datetime_arith(f, types, result, ansi):
     l, r = types
     K = Kind
+    if f == "+" and (r.is_datetime and not l.is_datetime):
+        inner = _datetime_arith(f, (r, l), result, ansi)
+        return lambda a, b: inner(b, a)
     if l.kind is K.DATE and r.kind in (K.TINYINT, K.SMALLINT, K.INT):
         return (lambda a, b: _date_check(a + b, ansi)) if f == "+" else \
             (lambda a, b: _date_check(a - b, ansi))
@@ -660,6 +701,8 @@ def _datetime_arith(f, types, result, ansi):
 
 
 def _date_check(d: int, ansi: bool) -> int:
+    if not -(1 << 31) <= d < (1 << 31):
+        raise _overflow("integer overflow")
     return d
 
 
@@ -836,7 +879,21 @@ def _neg_abs(f, types, result, ansi):
     if f == "positive":
         return _strict(lambda v: v)
     if t.is_decimal:
-        return _strict((lambda v: -v) if f == "negative" else abs)
+        p, sc = t.precision, t.scale
+
+        def dec_neg(v):
+            if f == "abs" and not v.is_signed():
+                return v
+            r = DEC128.minus(v)
+            if r.is_zero():
+                return r.copy_abs()
+            # rounding to 34 digits can carry into a new digit: Spark fails in either mode
+            q = r.quantize(_quant(sc), rounding=ROUND_HALF_UP, context=DEC_CTX)
+            if q.adjusted() >= p - sc:
+                raise _err("NUMERIC_VALUE_OUT_OF_RANGE.WITHOUT_SUGGESTION",
+                           f"{q} cannot be represented as Decimal({p}, {sc}).")
+            return q
+        return _strict(dec_neg)
     return _strict((lambda v: -v) if f == "negative" else abs)
 
 
@@ -861,6 +918,11 @@ def _double_fn(f, types, result, ansi):
         return math.log10(x)
 
     def pow_(a, b):
+        if b != b:
+            return math.nan
+        if a == 0 and b < 0:  # Java: 0 ** negative is +-Infinity
+            odd = float(b).is_integer() and abs(b) < 2 ** 53 and int(b) % 2 == 1
+            return -_INF if odd and math.copysign(1, a) < 0 else _INF
         try:
             return math.pow(a, b)
         except OverflowError:
@@ -874,7 +936,7 @@ def _sign_fn(f, types, result, ansi):
     def sign(x):
         if x != x:
             return math.nan
-        return 1.0 if x > 0 else -1.0 if x < 0 else 0.0
+        return 1.0 if x > 0 else -1.0 if x < 0 else x  # Math.signum keeps -0.0
     return _strict(sign)
 
 
@@ -905,7 +967,8 @@ def _round_fn(f, types, result, ansi):
             return x
         d = Decimal(repr(x) if t.kind is Kind.DOUBLE else fmt.float_to_string(x).replace("E", "e"))
         r = d.quantize(Decimal(1).scaleb(-scale), rounding=mode, context=DEC_CTX)
-        return round_float32(float(r)) if t.kind is Kind.FLOAT else float(r)
+        # via BigDecimal, which has no negative zero: round(-0.0) is 0.0
+        return round_float32(float(r)) + 0.0 if t.kind is Kind.FLOAT else float(r) + 0.0
     if scale_arg:
         return _strict(lambda x, s: rounder(x, s))
     return _strict(rounder)

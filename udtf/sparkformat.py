@@ -95,9 +95,29 @@ def decimal_to_string(d: Decimal, plain: bool) -> str:
     return ("-" if sign else "") + mant + "E" + ("+" if adjusted > 0 else "") + str(adjusted)
 
 
+def civil_from_days(days: int) -> tuple[int, int, int]:
+    """Proleptic Gregorian (year, month, day) of a day number, for any int (H. Hinnant)."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    return (y + (m <= 2), m, d)
+
+
 def date_to_string(days: int) -> str:
-    d = _dt.date.fromordinal(days + _EPOCH_ORDINAL)
-    return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
+    y, m, d = civil_from_days(days)
+    if y > 9999:
+        ys = f"+{y}"
+    elif y < 0:
+        ys = f"-{-y:04d}"
+    else:
+        ys = f"{y:04d}"
+    return f"{ys}-{m:02d}-{d:02d}"
 
 
 def timestamp_to_string(us: int) -> str:
@@ -292,3 +312,37 @@ def parse_timestamp(s: str) -> int | None:
                 off = (hh * 3600 + mm * 60 + ss) * 1_000_000
                 us -= off if zm.group(1) == "+" else -off
     return days * _US_PER_DAY + us
+
+
+def interval_to_string(v: int, year_month: bool, start: int, end: int) -> str:
+    """ANSI interval literal text, as ``CAST(interval AS STRING)`` prints it."""
+    sign = "-" if v < 0 else ""
+    a = abs(v)
+    if year_month:
+        names = ("YEAR", "MONTH")
+        if start == end:
+            n = a // 12 if start == 0 else a
+            return f"INTERVAL '{sign}{n}' {names[start]}"
+        return f"INTERVAL '{sign}{a // 12}-{a % 12}' YEAR TO MONTH"
+    names = ("DAY", "HOUR", "MINUTE", "SECOND")
+    units = (86_400_000_000, 3_600_000_000, 60_000_000, 1_000_000)
+    if start == end:
+        if start == 3:
+            secs, frac = divmod(a, 1_000_000)
+            text = f"{secs:02d}" + (f".{frac:06d}".rstrip("0") if frac else "")
+            return f"INTERVAL '{sign}{text}' SECOND"
+        n = a // units[start]
+        return f"INTERVAL '{sign}{n if start == 0 else f'{n:02d}'}' {names[start]}"
+    parts = []
+    rest = a
+    for i in range(start, end + 1):
+        if i == 3:
+            secs, frac = divmod(rest, 1_000_000)
+            parts.append(f"{secs:02d}" + (f".{frac:06d}" if frac else ""))
+        else:
+            q, rest = divmod(rest, units[i])
+            parts.append(str(q) if i == start else f"{q:02d}")
+    head = parts[0]
+    tail = ":".join(parts[1:]) if start > 0 else ":".join(parts[1:])
+    text = head + (" " if start == 0 else ":") + tail if len(parts) > 1 else head
+    return f"INTERVAL '{sign}{text}' {names[start]} TO {names[end]}"
