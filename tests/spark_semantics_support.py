@@ -332,6 +332,7 @@ class Outcome:
     analysis_errors_checked: int = 0
     runtime_errors_checked: int = 0
     unsupported: int = 0
+    set_order_differs: int = 0
     mismatches: list = field(default_factory=list)
 
 
@@ -443,3 +444,170 @@ def _check_one_error(spark, base, node, c, res, ansi, outcome):
         cls = error_class(ex)
         if cls != res[1]:
             outcome.mismatches.append((ansi, node.sql(), f"ours: {res}", f"spark error: {cls}"))
+
+
+# ---- aggregates ----------------------------------------------------------------------------
+
+AGG_CASES = [  # (sql function, our name, distinct, ignore_nulls, arg count, column types allowed)
+    ("count({})", "count", False, False, 1, None), ("count(DISTINCT {})", "count", True, False, 1, None),
+    ("sum({})", "sum", False, False, 1, "num"), ("sum(DISTINCT {})", "sum", True, False, 1, "num"),
+    ("avg({})", "avg", False, False, 1, "num"), ("min({})", "min", False, False, 1, None),
+    ("max({})", "max", False, False, 1, None), ("first({})", "first", False, False, 1, None),
+    ("last({})", "last", False, False, 1, None), ("first({}, true)", "first", False, True, 1, None),
+    ("last({}, true)", "last", False, True, 1, None), ("collect_list({})", "collect_list", False, False, 1, None),
+    ("collect_set({})", "collect_set", False, False, 1, None),
+    ("stddev({})", "stddev", False, False, 1, "num"), ("stddev_pop({})", "stddev_pop", False, False, 1, "num"),
+    ("variance({})", "variance", False, False, 1, "num"), ("var_pop({})", "var_pop", False, False, 1, "num"),
+    ("approx_count_distinct({})", "approx_count_distinct", False, False, 1, None),
+    ("max_by({}, {})", "max_by", False, False, 2, None), ("min_by({}, {})", "min_by", False, False, 2, None),
+    ("count_if({} > 0)", None, False, False, 1, "num"), ("avg(DISTINCT {})", "avg", True, False, 1, "num"),
+    ("listagg({}, '-')", "listagg", False, False, 1, "str"), ("string_agg({})", "string_agg", False, False, 1, "str"),
+    ("bool_and({})", "bool_and", False, False, 1, "bool"), ("bool_or({})", "bool_or", False, False, 1, "bool"),
+]
+
+AGG_TYPES = [INT, BIGINT, SqlType(Kind.TINYINT), DOUBLE, FLOAT, decimal(10, 2), decimal(38, 0),
+             STRING, DATE, BOOLEAN]
+
+
+def agg_values(rng: random.Random, t: SqlType, n: int) -> list:
+    k = t.kind
+    pools = {
+        Kind.INT: [0, 1, -1, 7, I32, -I32 - 1, 5, 5],
+        Kind.BIGINT: [0, 1, I64, -I64 - 1, 10_000_000_000, 3],
+        Kind.TINYINT: [127, -128, 0, 1, 5],
+        Kind.DOUBLE: [0.1, 0.2, 0.3, -0.0, 0.0, 1e308, 1e-300, math.nan, math.inf, 3.5, 1e16, 1.0],
+        Kind.FLOAT: [F32(0.1), F32(1.1), F32(-0.0), F32(3.4e38), F32(2.5), math.nan],
+        Kind.STRING: ["a", "b", "", "zz", "a"],
+        Kind.DATE: [0, -1, 18321, 365],
+        Kind.BOOLEAN: [True, False],
+    }
+    if k is Kind.DECIMAL:
+        ctx = scalar.DEC_CTX
+        big = ctx.subtract(ctx.power(Decimal(10), t.precision - t.scale), Decimal(1).scaleb(-t.scale))
+        pool = [Decimal("1.25"), Decimal("-3.5"), Decimal("0.01"), big, ctx.minus(big), Decimal("7")]
+        pool = [v.quantize(Decimal(1).scaleb(-t.scale), context=scalar.DEC_CTX) for v in pool]
+    else:
+        pool = pools[k]
+    return [None if rng.random() < 0.15 else rng.choice(pool) for _ in range(n)]
+
+
+def run_aggregates(spark, rng: random.Random, ansi: bool, outcome: Outcome, rows: int = 6):
+    from udtf.aggregates import aggregate
+    spark.conf.set("spark.sql.ansi.enabled", "true" if ansi else "false")
+    cols = {f"c{i}": (t, agg_values(rng, t, rows)) for i, t in enumerate(AGG_TYPES)}
+    names = list(cols)
+    data = [[cols[n][1][r] for n in names] for r in range(rows)]
+    values_sql = ", ".join("(" + ", ".join(_sql_value(cols[n][0], row[i]) for i, n in enumerate(names)) + ")"
+                           for row in data)
+    base = f"SELECT * FROM VALUES {values_sql} AS t({', '.join(names)})"
+    spark.sql(base).collect()  # the table itself must evaluate
+    items = []
+    for sql_fmt, name, distinct, ign, nargs, kind in AGG_CASES:
+        for n in names:
+            t = cols[n][0]
+            if kind == "num" and not t.is_numeric or kind == "str" and not t.is_string \
+                    or kind == "bool" and t.kind is not Kind.BOOLEAN:
+                continue
+            if name in ("min", "max", "max_by", "min_by") and t.kind is Kind.BOOLEAN and False:
+                continue
+            other = rng.choice(names) if nargs == 2 else None
+            sql = sql_fmt.format(n, other) if nargs == 2 else sql_fmt.format(n)
+            if name is None:  # count_if(x > 0): the condition through our scalar library
+                tree = Node(">", [Node("col", text=n), Node("lit", text="0")])
+                try:
+                    cond = compile_tree_cols(tree, cols, ansi)
+                except SparkAnalysisError:
+                    continue
+                fold = aggregate("count_if", [BOOLEAN], False, ansi)
+                seq = [(cond(row),) for row in data]
+            else:
+                args = [t] if nargs == 1 else [t, cols[other][0]]
+                if sql_fmt.startswith("listagg"):
+                    fold = aggregate(name, [t, STRING], distinct, ansi)
+                    seq = [(row[names.index(n)], "-") for row in data]
+                    st = fold.initial
+                    for vals in seq:
+                        st = fold.step(st, *vals)
+                    items.append((sql, fold, fold.result(st), name))
+                    continue
+                try:
+                    fold = aggregate(name, args, distinct, ansi, ign)
+                except (SparkAnalysisError, NotImplementedError):
+                    continue
+                idx = [names.index(n)] + ([names.index(other)] if other else [])
+                casts = [scalar.cast(a, b, ansi) for a, b in zip(args, fold.arg_types or args)]
+                seq = [tuple(c(row[i]) for c, i in zip(casts, idx)) for row in data]
+            try:
+                st = fold.initial
+                for vals in seq:
+                    st = fold.step(st, *vals)
+                ours = fold.result(st)
+            except SparkError as e:
+                ours = ("error", e.error_class)
+            items.append((sql, fold, ours, name))
+    _agg_query(spark, base, items, ansi, outcome)
+
+
+def compile_tree_cols(tree, cols, ansi):
+    t = cols[tree.args[0].text][0]
+    i = list(cols).index(tree.args[0].text)
+    sig = resolve(">", [t, literal("0")], ansi)
+    chains = sig.casts([t, INT])
+    ca = scalar.cast_chain(t, chains[0], ansi)
+    cb = scalar.cast_chain(INT, chains[1], ansi)
+    fn = scalar.function(">", sig.args, sig.result, ansi)
+    return lambda row: None if row[i] is None else fn(ca(row[i]), cb(0))
+
+
+def _agg_query(spark, base, items, ansi, outcome):
+    good = [it for it in items if not isinstance(it[2], tuple) or it[2][:1] != ("error",)]
+    errs = [it for it in items if it not in good]
+    if good:
+        cols = ", ".join(f"{wrap(f.result_type, s)} AS a{i}" for i, (s, f, _, _) in enumerate(good))
+        try:
+            df = spark.sql(f"SELECT {cols} FROM ({base})")
+            schema = spark.sql(f"SELECT {', '.join(s for s, _, _, _ in good)} FROM ({base})").schema
+            row = df.collect()[0]
+        except Exception as ex:  # noqa: BLE001
+            if len(good) == 1:
+                s, f, ours, _ = good[0]
+                outcome.mismatches.append((ansi, s, f"ours: {ours}", f"spark error: {error_class(ex)}"))
+                return
+            h = len(good) // 2
+            _agg_query(spark, base, good[:h], ansi, outcome)
+            _agg_query(spark, base, good[h:], ansi, outcome)
+            return
+        for i, (s, f, ours, name) in enumerate(good):
+            outcome.checked += 1
+            st = schema[i].dataType.simpleString()
+            theirs = row[i]
+            if st != str(f.result_type).replace("array<", "array<"):
+                outcome.mismatches.append((ansi, s, f"ours type: {f.result_type}", f"spark type: {st}"))
+                continue
+            if isinstance(theirs, list):
+                theirs = tuple(spark_value(f.result_type.element, v) for v in theirs)
+                if f.result_type.element.kind is Kind.DATE:
+                    import datetime as _d
+                    theirs = tuple(None if v is None else (v - _d.date(1970, 1, 1)).days for v in theirs)
+                if name == "collect_set":  # order: compare as sets (see docs)
+                    key = lambda v: (str(type(v)), repr(v))  # noqa: E731
+                    ours_c, theirs_c = sorted(ours, key=key), sorted(theirs, key=key)
+                    if len(ours_c) != len(theirs_c) or not all(same(a, b) for a, b in zip(ours_c, theirs_c)):
+                        outcome.mismatches.append((ansi, s, f"ours: {ours}", f"spark: {theirs}"))
+                    elif ours != theirs:
+                        outcome.set_order_differs += 1
+                    continue
+                if len(ours) != len(theirs) or not all(same(a, b) for a, b in zip(ours, theirs)):
+                    outcome.mismatches.append((ansi, s, f"ours: {ours}", f"spark: {theirs}"))
+                continue
+            theirs = spark_value(f.result_type, theirs)
+            if not same(ours, theirs):
+                outcome.mismatches.append((ansi, s, f"ours: {ours}", f"spark: {theirs}"))
+    for s, f, ours, _ in errs:
+        outcome.runtime_errors_checked += 1
+        try:
+            r = spark.sql(f"SELECT {wrap(f.result_type, s)} FROM ({base})").collect()[0][0]
+            outcome.mismatches.append((ansi, s, f"ours: {ours}", f"spark: {r}"))
+        except Exception as ex:  # noqa: BLE001
+            if error_class(ex) != ours[1]:
+                outcome.mismatches.append((ansi, s, f"ours: {ours}", f"spark error: {error_class(ex)}"))
