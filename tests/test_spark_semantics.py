@@ -12,7 +12,7 @@ import random
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from udtf import scalar
@@ -136,7 +136,8 @@ def test_arrow_roundtrip():
 # ---- differential tests against Spark --------------------------------------------------------
 
 @settings(max_examples=BATCHES, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+          suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.generate])  # no shrinking: each example is a Spark batch
 @given(rng=st.randoms(use_true_random=False), depth=st.integers(1, 3))
 def test_expressions_match_spark(spark, rng, depth):
     from tests import spark_semantics_support as S
@@ -150,7 +151,8 @@ def test_expressions_match_spark(spark, rng, depth):
 
 
 @settings(max_examples=max(1, BATCHES // 2), deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+          suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.generate])  # no shrinking: each example is a Spark batch
 @given(seed=st.integers(0, 10**6))
 def test_aggregates_match_spark(spark, seed):
     from tests import spark_semantics_support as S
