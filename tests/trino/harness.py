@@ -215,7 +215,8 @@ class SparkConf:
                 spark.conf.set(k, v)
 
 
-TIER_SPARK_CONF = SparkConf({"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"})
+TIER_SPARK_CONF = SparkConf({"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
+                             "spark.sql.leafNodeDefaultParallelism": "1"})
 
 
 class TrinoEngine:

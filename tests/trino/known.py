@@ -78,28 +78,98 @@ def _unmatched_rows_measures_only(q: Query, case) -> bool:
             and Counter({null_measures(r): n for r, n in only_s.items()}) == only_t)
 
 
-def _running_first_with_offset(q: Query, case) -> bool:
-    """A RUNNING FIRST(v.col, n) with n > 0 in MEASURES of ALL ROWS PER MATCH."""
-    if q.rows in ("one", ""):
+def _differs_only_in(q: Query, case, measure_pred, trino_null: bool = False) -> bool:
+    """Rows that differ agree once the measures satisfying ``measure_pred`` are masked (and,
+    with ``trino_null``, Trino has NULL in those measures)."""
+    if case is None:
+        return True
+    if case.kind != "rows" or case.spark.columns != case.trino.columns:
         return False
-    for e in q.measure_exprs():
-        if (isinstance(e, Func) and e.name == "FIRST" and e.semantics != "FINAL" and len(e.args) == 2
-                and e.args[1].render("spark") not in ("0",)):
-            return True
-    return False
+    from collections import Counter
+
+    names = {n for e, n in q.measures if measure_pred(e)}
+    pos = [i for i, c in enumerate(case.trino.columns) if c in names]
+    if not pos:
+        return False
+    a, b = Counter(case.spark.rows), Counter(case.trino.rows)
+    only_s, only_t = a - b, b - a
+
+    def mask(rows):
+        out = Counter()
+        for r, n in rows.items():
+            out[tuple("*" if i in pos else v for i, v in enumerate(r))] += n
+        return out
+
+    if trino_null and not all(all(r[i] is None for i in pos) for r in only_t):
+        return False
+    return mask(only_s) == mask(only_t)
+
+
+def _has_running_first(e) -> bool:
+    return any(isinstance(n, Func) and n.name == "FIRST" and n.semantics != "FINAL" for n in qg.walk(e))
+
+
+def _running_first(q: Query, case) -> bool:
+    """ALL ROWS PER MATCH; the rows differ only in measures with a RUNNING FIRST(...)."""
+    return q.rows not in ("one", "") and _differs_only_in(q, case, _has_running_first)
+
+
+def _bare_boolean_define(q: Query, case) -> bool:
+    return any(isinstance(n, Raw) and n.text.split(".")[-1] in ("b", "NOT b") for n in q.define_exprs())
+
+
+def _nullable_loop(q: Query, case) -> bool:
+    """A quantifier allowing 2+ iterations over a body that can match empty."""
+    return (case is None or case.kind == "rows") and _pattern_has(
+        q, lambda n: isinstance(n, PQuant) and qg.quant_bounds(n.text)[1] >= 2 and qg.nullable(n.inner))
 
 
 KNOWN: list[Known] = [
     Known(
-        id="trino-running-first-offset-looks-ahead",
+        id="trino-bare-boolean-define",
         verdict="Trino deviates",
-        reason=("RUNNING FIRST(A.k, n) with n > 0 in ALL ROWS PER MATCH: Trino 476 navigates to the "
-                "n-th A row of the whole match even when it is after the current row (on rows 1..3 "
-                "all A, FIRST(A.k, 1) is 20 on row 1 and FIRST(A.k, 2) is 30 on rows 1 and 2). In "
-                "running semantics only the rows up to the current row are mapped (SQL:2016 running "
-                "semantics; Oracle: RUNNING 'considers the rows up to the current row'), so the "
-                "value is NULL there; sparkcep gives NULL. FINAL FIRST(A.k, n) agrees."),
-        matches=_running_first_with_offset,
+        reason=("A DEFINE condition that is a bare BOOLEAN column (DEFINE B AS b, NOT b, B.b) is "
+                "evaluated on wrong values by Trino 476 over memory-connector tables: on rows "
+                "b = true, NULL, false 'B AS b' matches the true and the NULL row; with the same "
+                "rows in another table layout it matched only the false row, and 'B AS NOT b' the "
+                "true and NULL rows (over an inline VALUES it is right; 'b = true' is right). "
+                "sparkcep follows SQL: a NULL or false condition does not match."),
+        matches=_bare_boolean_define,
+        query=Query(table="", partition=False, pattern=PVar("B"),
+                    measures=[(Func("FIRST", [Raw("id")]), "m0")], rows="all",
+                    defines=[("B", Raw("b"))]),
+        rows=[row(1, b=True), row(2), row(3, b=False)],
+        kind="rows",
+    ),
+    Known(
+        id="trino-empty-loop-iteration-discarded",
+        verdict="Trino deviates",
+        reason=("A quantified body that can match empty, e.g. (A? | C)+: when an iteration matches "
+                "empty, the standard (ISO/IEC TR 19075-5 7.2.8) stops the quantifier there, keeping "
+                "that path's place in preferment order; Trino 476 drops the path, so a less preferred "
+                "alternative consumes rows. On rows 1, 2 with A AS COUNT(V.*) <= 1, V = (A, C): "
+                "sparkcep gives two matches {1:A} {2:A} (iteration 2 is empty: A fails, A? takes "
+                "nothing, the loop ends), Trino one match {1:A, 2:C}."),
+        matches=_nullable_loop,
+        query=Query(table="", partition=False,
+                    pattern=PQuant(PGroup(PAlt([PQuant(PVar("A"), "?"), PVar("C")])), "+"),
+                    measures=[(Func("CLASSIFIER", []), "m0"), (Func("MATCH_NUMBER", []), "m1")], rows="all",
+                    subsets=[("V", ["A", "C"])],
+                    defines=[("A", Op("<=", Func("COUNT", [Raw("V.*")]), Raw("1")))]),
+        rows=[row(1), row(2)],
+        kind="rows",
+    ),
+    Known(
+        id="trino-running-first-looks-ahead",
+        verdict="Trino deviates",
+        reason=("RUNNING FIRST(v.k [, n]) in ALL ROWS PER MATCH: Trino 476 navigates to the (n-th) "
+                "v row of the whole match even when it comes after the current row (rows 1..3 all A: "
+                "FIRST(A.k, 1) is 20 on row 1, FIRST(A.k, 2) is 30 on rows 1 and 2; PATTERN (B A): "
+                "FIRST(A.k) on the B row is A's value). In running semantics only the rows up to the "
+                "current row are mapped (SQL:2016; Oracle: RUNNING 'considers the rows up to the "
+                "current row'), so the value is NULL there; sparkcep gives NULL. LAST(v.k, n) and "
+                "FINAL FIRST agree."),
+        matches=_running_first,
         query=Query(table="", partition=False, pattern=PQuant(PVar("A"), "+"),
                     measures=[(Func("FIRST", [Raw("A.k"), Raw("1")]), "m0")], rows="all",
                     defines=[("A", Raw("true"))]),

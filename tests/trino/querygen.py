@@ -348,6 +348,35 @@ def pat_walk(p: Pat):
         yield from pat_walk(c)
 
 
+def quant_bounds(text: str) -> tuple[int, float]:
+    """(min, max) of a quantifier text; max is ``inf`` when unbounded."""
+    inf = float("inf")
+    if text in ("*", "+", "?"):
+        return {"*": (0, inf), "+": (1, inf), "?": (0, 1)}[text]
+    body = text.strip("{}")
+    if "," not in body:
+        return int(body), int(body)
+    lo, hi = body.split(",")
+    return int(lo or 0), (int(hi) if hi else inf)
+
+
+def nullable(p: Pat) -> bool:
+    """Whether ``p`` can match the empty sequence of rows."""
+    if isinstance(p, (PAnchor, PEmpty)):
+        return True
+    if isinstance(p, PVar):
+        return False
+    if isinstance(p, (PSeq, PPermute)):
+        return all(nullable(i) for i in p.items)
+    if isinstance(p, PAlt):
+        return any(nullable(o) for o in p.options)
+    if isinstance(p, (PGroup, PExclude)):
+        return nullable(p.inner)
+    if isinstance(p, PQuant):
+        return quant_bounds(p.text)[0] == 0 or nullable(p.inner)
+    raise TypeError(p)
+
+
 def pattern_vars(p: Pat) -> list[str]:
     seen = []
     for n in pat_walk(p):
@@ -472,7 +501,7 @@ class Generator:
 
         def quant(p: Pat) -> Pat:
             # {0} / {0,0}: Trino refuses an upper bound of 0 (a known disagreement): rare
-            text = r.choice(QUANTS) if r.random() > 0.005 else r.choice(["{0}", "{0,0}"])
+            text = r.choice(QUANTS) if r.random() > 0.002 else r.choice(["{0}", "{0,0}"])
             return PQuant(p, text, r.random() < 0.3)
 
         def node(depth: int) -> Pat:
@@ -603,7 +632,11 @@ class Generator:
             if roll < 0.58:
                 return Unary(r.choice(["{} IS NULL", "{} IS NOT NULL"]), cur)
             if roll < 0.63:
-                return Raw(r.choice(["b", "NOT b", f"{var}.b"]))
+                # a bare boolean column as the condition is rare: Trino 476 evaluates it wrongly
+                # over memory tables (a known disagreement); compare it with a literal instead
+                if r.random() < 0.1:
+                    return Raw(r.choice(["b", "NOT b", f"{var}.b"]))
+                return Raw(r.choice(["(b = true)", "(b = false)", f"({var}.b = true)", "(b <> PREV(b))"]))
             if roll < 0.68 and c in ("x", "k"):
                 return Raw(f"{cur.render('spark')} IN ({r.randint(-1, 2)}, {r.randint(1, 4) * (10 if c == 'k' else 1)})")
             if roll < 0.72 and c == "x":
