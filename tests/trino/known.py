@@ -235,6 +235,73 @@ KNOWN: list[Known] = [
 ]
 
 
+# -- constructs sparkcep does not support yet (the generator's extended=True corpus) ------------
+
+def _refused(case, *texts) -> bool:
+    """sparkcep raised a MatchRecognizeError containing one of ``texts`` (and Trino did not)."""
+    if case is None:
+        return True
+    return (case.kind == "sparkcep-raises" and case.spark.error.startswith("MatchRecognizeError")
+            and any(t in case.spark.error for t in texts))
+
+
+def _uses(q: Query, pred) -> bool:
+    return any(pred(n) for n in q.exprs())
+
+
+def _classifier_in_navigation(n) -> bool:
+    return (isinstance(n, Func) and n.name in ("PREV", "NEXT", "FIRST", "LAST")
+            and any(isinstance(a, Func) and a.name == "CLASSIFIER" for a in n.args))
+
+
+def _semantics_inside_navigation(n) -> bool:
+    return (isinstance(n, Func) and n.name in ("PREV", "NEXT")
+            and any(isinstance(a, Func) and a.semantics for a in n.args))
+
+
+KNOWN += [
+    Known(
+        id="sparkcep-refuses-wider-aggregates",
+        verdict="sparkcep refuses",
+        reason=("Aggregates other than COUNT/SUM/AVG/MIN/MAX (array_agg, max_by, min_by, count_if, "
+                "bool_and, bool_or, stddev, variance, any_value, geometric_mean) are refused in "
+                "MEASURES/DEFINE; Trino accepts every aggregate function there (docs/sql.md lists "
+                "the five, so this is a documented gap)."),
+        matches=lambda q, c: bool(q.funcs() & set(qg.EXTENDED_AGGS)) and _refused(c, "aggregate", "not supported"),
+        query=Query(table="", partition=False, pattern=PQuant(PVar("A"), "+"),
+                    measures=[(Func("ARRAY_AGG", [Raw("A.x")]), "m0")], defines=[("A", Raw("true"))]),
+        rows=[row(1, x=1), row(2, x=2)],
+        kind="sparkcep-raises",
+    ),
+    Known(
+        id="sparkcep-refuses-classifier-in-navigation",
+        verdict="sparkcep refuses",
+        reason=("CLASSIFIER() as the argument of a navigation (PREV(CLASSIFIER()), "
+                "LAST(CLASSIFIER())): standard, accepted by Trino; sparkcep refuses it."),
+        matches=lambda q, c: _uses(q, _classifier_in_navigation) and _refused(c, "CLASSIFIER", "argument", "nested"),
+        query=Query(table="", partition=False, pattern=PSeq([PVar("A"), PQuant(PVar("B"), "+")]),
+                    measures=[(Func("PREV", [Func("CLASSIFIER", [])]), "m0")], rows="all",
+                    defines=[("A", Raw("true"))]),
+        rows=[row(1), row(2)],
+        kind="sparkcep-raises",
+    ),
+    Known(
+        id="sparkcep-refuses-running-final-inside-nested-navigation",
+        verdict="sparkcep refuses",
+        reason=("RUNNING/FINAL on a logical navigation nested in a physical one, e.g. "
+                "NEXT(RUNNING LAST(A.s, 0), 1): accepted by Trino, refused by sparkcep ('NEXT: "
+                "nested LAST is not allowed in its argument'); without the keyword "
+                "(PREV(LAST(A.s), 1)) sparkcep accepts it."),
+        matches=lambda q, c: _uses(q, _semantics_inside_navigation) and _refused(c, "nested"),
+        query=Query(table="", partition=False, pattern=PSeq([PVar("A"), PQuant(PVar("B"), "+")]),
+                    measures=[(Func("NEXT", [Func("LAST", [Raw("A.k")], "RUNNING"), Raw("1")]), "m0")],
+                    rows="all", defines=[("A", Raw("true"))]),
+        rows=[row(1, k=10), row(2, k=20), row(3, k=30)],
+        kind="sparkcep-raises",
+    ),
+]
+
+
 def classify(query: Query, case=None) -> str | None:
     """The id of the known disagreement that explains ``case`` (``query`` compared), or None."""
     for k in KNOWN:
