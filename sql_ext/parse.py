@@ -36,6 +36,7 @@ Public API
 ----------
 ``parse(sql) -> list[exp.Expr]``          every statement, SparkCep dialect
 ``parse_one(sql) -> exp.Expr``            exactly one statement
+``split_statements(sql) -> list[str]``    the statements' own text
 ``find_match_recognize(tree)``           list of MatchRecognizeClause, innermost first
 ``replace_match_recognize(clause, repl)`` swap clause *and its input* for ``repl``
 ``to_spark_sql(tree, pretty=False)``     generate SQL with the SparkCep generator
@@ -136,7 +137,6 @@ Limitations
 """
 from __future__ import annotations
 
-import bisect
 import re
 import typing as t
 
@@ -149,7 +149,7 @@ from sqlglot.generators.spark import SparkGenerator
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
-from udtf.errors import MatchRecognizeError
+from udtf.errors import MatchRecognizeError, line_col
 
 __all__ = [
     "ParseError",
@@ -173,6 +173,7 @@ __all__ = [
     "MatchNumber",
     "parse",
     "parse_one",
+    "split_statements",
     "find_match_recognize",
     "replace_match_recognize",
     "to_spark_sql",
@@ -188,22 +189,6 @@ class ParseError(MatchRecognizeError):
 # --------------------------------------------------------------------------------------
 # Positions
 # --------------------------------------------------------------------------------------
-
-
-def line_col(sql: str, offset: int) -> tuple[int, int]:
-    """1-based (line, column) of character ``offset`` in ``sql`` (columns count chars)."""
-    offset = max(0, min(offset, len(sql)))
-    line = sql.count("\n", 0, offset) + 1
-    return line, offset - (sql.rfind("\n", 0, offset) + 1) + 1
-
-
-class _LineIndex:
-    def __init__(self, sql: str) -> None:
-        self.starts = [0] + [i + 1 for i, ch in enumerate(sql) if ch == "\n"]
-
-    def __call__(self, offset: int) -> tuple[int, int]:
-        i = bisect.bisect_right(self.starts, offset) - 1
-        return i + 1, offset - self.starts[i] + 1
 
 
 def _pos_from_meta(meta: dict) -> tuple[int, int] | None:
@@ -239,11 +224,11 @@ def position(node: exp.Expr | None) -> tuple[int, int] | None:
     return _pos_from_meta(best) if best is not None else None
 
 
-def _annotate_positions(tree: exp.Expr, index: _LineIndex) -> None:
+def _annotate_positions(tree: exp.Expr, sql: str) -> None:
     for node in tree.walk():
         m = node._meta
         if m and "start" in m and m["start"] is not None:
-            m["pos"] = index(m["start"])
+            m["pos"] = line_col(sql, m["start"])
 
 
 # --------------------------------------------------------------------------------------
@@ -256,7 +241,6 @@ ROWS_SQL = {
     "ALL OMIT": "ALL ROWS PER MATCH OMIT EMPTY MATCHES",
     "ALL WITH UNMATCHED": "ALL ROWS PER MATCH WITH UNMATCHED ROWS",
 }
-SKIP_KINDS = ("PAST LAST ROW", "TO NEXT ROW", "TO FIRST", "TO LAST", "TO", "NO SKIP")
 SEMANTICS = ("STANDARD", "FLINKCEP")
 
 
@@ -379,7 +363,8 @@ class SubsetDef(exp.Expression):
 
 
 class SkipTo(exp.Expression):
-    """AFTER MATCH SKIP option; ``kind`` is one of SKIP_KINDS, ``this`` the variable."""
+    """AFTER MATCH SKIP option; ``kind`` is PAST LAST ROW, TO NEXT ROW, TO FIRST, TO LAST, TO or
+    NO SKIP, ``this`` the variable."""
 
     arg_types = {"kind": True, "this": False}
 
@@ -429,12 +414,7 @@ class Pattern(exp.Expression):
 
     def position_at(self, i: int) -> tuple[int, int]:
         """(line, column) in the user's SQL of character ``i`` of the pattern text."""
-        line, column = self.origin
-        before = self.text[:i]
-        newlines = before.count("\n")
-        if newlines:
-            return (line + newlines, len(before) - before.rfind("\n"))
-        return (line, column + i)
+        return line_col(self.text, i, self.origin)
 
 
 class Running(exp.Expression, exp.Condition):
@@ -1158,11 +1138,25 @@ def parse(sql: str) -> list[exp.Expr]:
         trees = parser.parse(tokens, sql)
     except _SqlglotParseError as e:
         raise _parse_error(e) from e
-    index = _LineIndex(sql)
     result = [tree for tree in trees if tree is not None]
     for tree in result:
-        _annotate_positions(tree, index)
+        _annotate_positions(tree, sql)
     return result
+
+
+def split_statements(sql: str) -> list[str]:
+    """The statements of ``sql`` as the user wrote them (split at top-level semicolons; empty
+    ones dropped), each preceded by the text before it blanked out (newlines kept), so that
+    line:column positions in a statement are those of the whole script."""
+    dialect = SparkCep()
+    tokenizer = dialect.tokenizer()
+    try:
+        tokens = tokenizer.tokenize(sql)
+    except _SqlglotTokenError as e:
+        raise _token_error(sql, tokenizer, e) from e
+    cuts = [t.start for t in tokens if t.token_type == TokenType.SEMICOLON]
+    bounds = zip([0] + [c + 1 for c in cuts], cuts + [len(sql)])
+    return [re.sub(r"[^\n]", " ", sql[:a]) + sql[a:b] for a, b in bounds if sql[a:b].strip()]
 
 
 def parse_one(sql: str) -> exp.Expr:

@@ -1,4 +1,8 @@
-"""The one error type users see: a message anchored at a line:column of their SQL."""
+"""The one error type users see, anchored at a line:column of their SQL, and the one way to
+turn a character offset into a line:column."""
+from __future__ import annotations
+
+Pos = tuple  # (line, column), 1-based; (None, None) when unknown
 
 
 class MatchRecognizeError(Exception):
@@ -14,3 +18,16 @@ class MatchRecognizeError(Exception):
         if self.line is None:
             return self.message
         return f"line {self.line}:{self.column}: {self.message}"
+
+
+def line_col(text: str, offset: int, origin: Pos = (1, 1)) -> Pos:
+    """(line, column) of character ``offset`` of ``text`` whose first character sits at
+    ``origin`` in the user's SQL (columns count characters)."""
+    line, column = origin
+    if line is None:
+        return (None, None)
+    offset = max(0, min(offset, len(text)))
+    newlines = text.count("\n", 0, offset)
+    if newlines:
+        return (line + newlines, offset - text.rfind("\n", 0, offset))
+    return (line, column + offset)

@@ -18,12 +18,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 
-from .errors import MatchRecognizeError
+from .errors import MatchRecognizeError, Pos, line_col
 
-STRICT, RELAXED, ANY = "strict", "relaxed", "any"
 
-Pos = tuple  # (line, column)
+class Contiguity(str, Enum):
+    """How a row read after a gap relates to the element before it."""
+    STRICT = "strict"  # the very next row (juxtaposition; FlinkCEP next / consecutive())
+    RELAXED = "relaxed"  # the first later row that fits ('->'; followedBy)
+    ANY = "any"  # any later row ('->>'; followedByAny / allowCombinations())
+
+
+STRICT, RELAXED, ANY = Contiguity.STRICT, Contiguity.RELAXED, Contiguity.ANY
 
 
 @dataclass(frozen=True)
@@ -31,10 +38,16 @@ class Var:
     name: str
     pos: Pos = (None, None)
 
+    def children(self) -> tuple:
+        return ()
+
 
 @dataclass(frozen=True)
 class Empty:
     pos: Pos = (None, None)
+
+    def children(self) -> tuple:
+        return ()
 
 
 @dataclass(frozen=True)
@@ -42,18 +55,27 @@ class Anchor:
     kind: str  # '^' partition start, '$' partition end
     pos: Pos = (None, None)
 
+    def children(self) -> tuple:
+        return ()
+
 
 @dataclass(frozen=True)
 class Seq:
     items: tuple
-    junctions: tuple  # junctions[i] joins items[i] and items[i + 1]
+    junctions: tuple  # junctions[i] (a Contiguity) joins items[i] and items[i + 1]
     pos: Pos = (None, None)
+
+    def children(self) -> tuple:
+        return self.items
 
 
 @dataclass(frozen=True)
 class Alt:
     options: tuple
     pos: Pos = (None, None)
+
+    def children(self) -> tuple:
+        return self.options
 
 
 @dataclass(frozen=True)
@@ -62,10 +84,13 @@ class Repeat:
     min: int
     max: int | None  # None = unbounded
     greedy: bool = True
-    inner: str = STRICT  # contiguity between iterations
+    inner: Contiguity = STRICT  # contiguity between iterations
     until: str | None = None  # variable whose DEFINE is the stop condition
     pos: Pos = (None, None)
     possessive: bool = False  # leave only when the next row cannot be taken (FlinkCEP greedy())
+
+    def children(self) -> tuple:
+        return (self.body,)
 
 
 @dataclass(frozen=True)
@@ -73,17 +98,33 @@ class Permute:
     items: tuple
     pos: Pos = (None, None)
 
+    def children(self) -> tuple:
+        return self.items
+
 
 @dataclass(frozen=True)
 class Exclude:
     body: object
     pos: Pos = (None, None)
 
+    def children(self) -> tuple:
+        return (self.body,)
+
 
 @dataclass(frozen=True)
 class Neg:
     var: Var
     pos: Pos = (None, None)
+
+    def children(self) -> tuple:
+        return (self.var,)
+
+
+def walk(node):
+    """``node`` and every node below it, depth first, left to right (pre-order)."""
+    yield node
+    for child in node.children():
+        yield from walk(child)
 
 
 _TOKEN = re.compile(
@@ -120,14 +161,7 @@ class _Tokens:
         self.i = 0
 
     def pos(self, offset: int) -> Pos:
-        line, col = self.origin
-        if line is None:
-            return (None, None)
-        before = self.text[:offset]
-        newlines = before.count("\n")
-        if newlines:
-            return (line + newlines, len(before) - before.rfind("\n"))
-        return (line, col + offset)
+        return line_col(self.text, offset, self.origin)
 
     def error(self, message: str, offset: int | None = None) -> MatchRecognizeError:
         if offset is None:
@@ -320,21 +354,13 @@ def variables(node) -> list:
     """Primary pattern variables in order of first appearance (negated and UNTIL ones included)."""
     seen: dict = {}
 
-    def walk(n):
+    def visit(n):
         if isinstance(n, Var):
-            seen.setdefault(n.name, n.pos)
-        elif isinstance(n, Neg):
-            walk(n.var)
-        elif isinstance(n, (Seq, Permute)):
-            for item in n.items:
-                walk(item)
-        elif isinstance(n, Alt):
-            for item in n.options:
-                walk(item)
-        elif isinstance(n, (Repeat, Exclude)):
-            walk(n.body)
-            if isinstance(n, Repeat) and n.until:
-                seen.setdefault(n.until, n.pos)
+            seen.setdefault(n.name, None)
+        for child in n.children():
+            visit(child)
+        if isinstance(n, Repeat) and n.until:
+            seen.setdefault(n.until, None)
 
-    walk(node)
+    visit(node)
     return list(seen)
