@@ -16,21 +16,24 @@ import time
 import numpy as np
 
 from udtf.compile import compile_pattern
-from udtf.evaluate import Conditions, Matcher, Options, Rows
+from udtf.expr import Agg, Call, Lit
+from udtf.match import Conditions, MatchBlock, Options, matcher
 from udtf.pattern import parse_pattern, variables
-from udtf.runs import MatchBlock
+from udtf.plan import Condition, Semantics, Skip, SkipMode
+from udtf.rows import Rows
 
 
-def run(pattern, masks, define, values=None, until=None, order=None, **options):
+def run(pattern, masks, define, values=None, until=None, order=None, mode="standard", skip="PAST LAST ROW",
+        within=None):
     """Feed one partition in batches of 10k rows; return (matches, seconds)."""
     node = parse_pattern(pattern)
     names = variables(node)
     rows = Rows(masks=list(masks), values=list(values or {}))
     index = {n: i for i, n in enumerate(names)}
-    conditions = Conditions({index[v]: spec for v, spec in define.items()},
-                            {index[v]: spec for v, spec in (until or {}).items()}, names, rows)
-    matcher = Matcher(compile_pattern(node, names, untils=set(until or {})), conditions,
-                      Options(blocks=True, **options))
+    conditions = Conditions([Condition(index[v], *spec) for v, spec in define.items()],
+                            [Condition(index[v], *spec) for v, spec in (until or {}).items()], names, rows)
+    engine = matcher(compile_pattern(node, names, untils=set(until or {})), conditions,
+                     Options(semantics=Semantics(mode), skip=Skip(SkipMode(skip)), within=within))
     n = len(next(iter(masks.values())))
     found = 0
     start = time.perf_counter()
@@ -39,8 +42,8 @@ def run(pattern, masks, define, values=None, until=None, order=None, **options):
         rows.append(hi - lo, masks={k: m[lo:hi] for k, m in masks.items()},
                     values={k: v[lo:hi] for k, v in (values or {}).items()},
                     order=order[lo:hi] if order is not None else None)
-        found += count(matcher.feed(hi - lo))
-    found += count(matcher.finish())
+        found += count(engine.feed(hi - lo))
+    found += count(engine.finish())
     return found, time.perf_counter() - start
 
 
@@ -60,7 +63,7 @@ def cases(n: int, rng):
                                     {"DOWN": ("d", None), "UP": ("u", None)})
     yield "(c) paper Example 1", run(
         "P1->+", {"n1": name == 1, "n2": name == 2},
-        {"P1": ("n1", ["call", "<=", ["agg", "sum", [0], "price"], ["lit", 10]])},
+        {"P1": ("n1", Call("<=", (Agg("sum", (0,), "price"), Lit(10))))},
         values={"price": price.tolist()}, until={"P1": ("n2", None)}, mode="flinkcep", skip="NO SKIP")
     yield "(d) A ->> B WITHIN 6", run("A ->> B", {"a": name == 1, "b": name == 2},
                                       {"A": ("a", None), "B": ("b", None)}, order=ts, within=6,

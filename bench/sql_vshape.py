@@ -244,25 +244,26 @@ PROFILE_SCHEMA = ("rows bigint, batches bigint, out_rows bigint, wall double, ev
                   "segments double, append double, match double, emit double, flush double")
 
 
-def make_profiled_udtf(plan: dict, return_type):
+def make_profiled_udtf(plan, return_type):
     """A copy of sparkcep's UDTF (``udtf.arrow.make_udtf``) that times the parts of
     ``PartitionRunner`` and returns one row of timings per task instead of the matches."""
     from pyspark.sql.functions import arrow_udtf
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    plan_json, schema_json = json.dumps(plan), return_type.json()
+    plan_json, schema_json = plan.to_json(), return_type.json()
 
     class Profiled:
         def __init__(self):
             from pyspark.sql.types import StructType
 
             from udtf.arrow import PartitionRunner
+            from udtf.plan import EnginePlan
 
             t = self.t = defaultdict(float)
             self.rows = self.batches = self.out_rows = 0
             self.first = None
             schema = to_arrow_schema(StructType.fromJson(json.loads(schema_json)), timezone="UTC")
-            runner = self.runner = PartitionRunner(json.loads(plan_json), schema)
+            runner = self.runner = PartitionRunner(EnginePlan.from_json(plan_json), schema)
 
             def timed(name, fn, generator=False):
                 def call(*args, **kwargs):

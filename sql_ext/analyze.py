@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from udtf.errors import MatchRecognizeError
-from udtf.pattern import Alt, Exclude, Permute, Repeat, Seq, parse_pattern, variables
+from udtf.pattern import Exclude, parse_pattern, variables, walk
+from udtf.plan import RowsMode, Semantics, Skip, SkipMode
 
 from .parse import MatchRecognizeClause, position
 
@@ -34,12 +35,10 @@ class Analysis:
     var_names: list  # primary pattern variables; index = engine variable id
     subsets: dict  # union variable name -> sorted variable indexes
     definitions: dict  # variable name -> Definition node
-    mode: str  # "standard" | "flinkcep"
-    skip: str
-    skip_vars: tuple
-    skip_name: str
+    semantics: Semantics
+    skip: Skip
+    rows: RowsMode
     input_columns: dict = field(default_factory=dict)  # lower-case name -> exact name
-    skip_at: tuple = (None, None)  # line, column of the SKIP TO target (for runtime errors)
 
     def variable_set(self, name: str):
         """Variable indexes named by a primary or union variable, or None if unknown."""
@@ -77,35 +76,21 @@ def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
             members.append(var_names.index(member_name))
         subsets[name] = sorted(set(members))
 
-    mode = "flinkcep" if clause.semantics == "FLINKCEP" else "standard"
-    skip = clause.skip_kind
-    skip_vars, skip_name, skip_at = (), "", (None, None)
-    if skip == "TO":
-        skip = "TO LAST"
-    if skip == "NO SKIP" and mode == "standard":
+    semantics = Semantics.FLINKCEP if clause.semantics == "FLINKCEP" else Semantics.STANDARD
+    skip = _skip(clause, var_names, subsets)
+    if skip.mode is SkipMode.NO_SKIP and semantics is Semantics.STANDARD:
         raise error("AFTER MATCH NO SKIP requires SEMANTICS FLINKCEP (standard semantics report one "
                     "match per start row; use AFTER MATCH SKIP TO NEXT ROW)", clause.skip or clause)
-    if skip in ("TO FIRST", "TO LAST"):
-        target = clause.skip_variable
-        skip_name = variable_name(target)
-        members = subsets.get(skip_name)
-        if members is None:
-            if skip_name not in var_names:
-                raise error(f"AFTER MATCH SKIP {clause.skip_kind}: {skip_name} is not a pattern variable "
-                            "or subset", target)
-            members = [var_names.index(skip_name)]
-        skip_vars = tuple(members)
-        skip_at = position(target) or (None, None)
 
-    analysis = Analysis(clause, pattern, var_names, subsets, definitions, mode, skip, skip_vars,
-                        skip_name, {c.lower(): c for c in input_columns}, skip_at)
+    analysis = Analysis(clause, pattern, var_names, subsets, definitions, semantics, skip,
+                        RowsMode(clause.rows), {c.lower(): c for c in input_columns})
     for column in clause.partition_by:
         if not isinstance(column, exp.Column) or column.table:
             raise error("PARTITION BY: only column names of the input are supported", column)
         analysis_column(analysis, column)
     _check_output_names(analysis)
-    exclusion = _first_exclusion(pattern)
-    if exclusion is not None and clause.rows == "ALL WITH UNMATCHED":
+    exclusion = next((n for n in walk(pattern) if isinstance(n, Exclude)), None)
+    if exclusion is not None and analysis.rows is RowsMode.ALL_WITH_UNMATCHED:
         raise MatchRecognizeError("a pattern exclusion {- ... -} cannot be used with ALL ROWS PER MATCH "
                                   "WITH UNMATCHED ROWS (excluded rows would be neither matched nor "
                                   "unmatched in the output)", *exclusion.pos)
@@ -113,6 +98,21 @@ def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
         raise error("WITHIN requires ORDER BY (the window is measured on the first ORDER BY key)",
                     clause.within)
     return analysis
+
+
+def _skip(clause: MatchRecognizeClause, var_names: list, subsets: dict) -> Skip:
+    kind = clause.skip_kind
+    mode = SkipMode.TO_LAST if kind == "TO" else SkipMode(kind)
+    if mode not in (SkipMode.TO_FIRST, SkipMode.TO_LAST):
+        return Skip(mode)
+    target = clause.skip_variable
+    name = variable_name(target)
+    members = subsets.get(name)
+    if members is None:
+        if name not in var_names:
+            raise error(f"AFTER MATCH SKIP {kind}: {name} is not a pattern variable or subset", target)
+        members = [var_names.index(name)]
+    return Skip(mode, tuple(members), name, position(target) or (None, None))
 
 
 def analysis_column(analysis: Analysis, column: exp.Column) -> str:
@@ -129,7 +129,7 @@ def _check_output_names(analysis: Analysis):
     MATCH gives the partition columns then the measures, ALL ROWS PER MATCH every input column
     and the measures."""
     clause = analysis.clause
-    if clause.rows == "ONE":
+    if analysis.rows is RowsMode.ONE:
         if not clause.measures and not clause.partition_by:
             raise error("ONE ROW PER MATCH without PARTITION BY needs MEASURES: "
                         "the output would have no columns", clause)
@@ -146,21 +146,3 @@ def _check_output_names(analysis: Analysis):
                         measure.args["alias"])
         seen.add(name)
 
-
-def _first_exclusion(node):
-    """The first ``{- ... -}`` of a pattern IR node, or None."""
-    if isinstance(node, Exclude):
-        return node
-    if isinstance(node, (Seq, Permute)):
-        children = node.items
-    elif isinstance(node, Alt):
-        children = node.options
-    elif isinstance(node, Repeat):
-        children = (node.body,)
-    else:
-        children = ()
-    for child in children:
-        found = _first_exclusion(child)
-        if found is not None:
-            return found
-    return None

@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from udtf import expr as ir
+from udtf.plan import Atom, Comparison, Condition, Lagged
+
 from .analyze import Analysis, analysis_column, error, variable_name
 from .parse import (Classifier, Final, First, Last, MatchNumber, Navigation, Next, Prev, Running,
                     to_spark_sql)
@@ -34,28 +37,34 @@ _STATE_OPS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "
               exp.Or: "or"}
 
 
-@dataclass
-class Atom:
-    ir: list  # udtf.expr node ("navrow" for navigations)
-    final: bool
-    column: str | None = None  # for navigations: the column the value is taken from
-    sql: exp.Expression | None = None  # for aggregates: the Spark aggregate giving its type
+@dataclass(frozen=True)
+class MeasureAtom:
+    """A measure part the engine computes (``atom``), with what the rewrite needs to type it."""
+    atom: Atom
+    column: str | None = None  # navigation: the column whose value it takes (its Nav has none)
+    sql: exp.Expression | None = None  # aggregate: the Spark aggregate giving its type
 
 
 @dataclass
 class Plan:
-    """The split of one MATCH_RECOGNIZE; ``computed`` maps a Spark SQL expression to the name of
-    the input-subquery column computing it."""
+    """The split of one MATCH_RECOGNIZE; ``computed`` maps the name of each input-subquery column
+    the rewrite adds to the Spark expression computing it."""
     analysis: Analysis
     column_types: dict = field(default_factory=dict)  # input column -> Spark type (simpleString)
     computed: dict = field(default_factory=dict)
-    derived: dict = field(default_factory=dict)  # mask name -> comparisons (see derived_mask)
-    define: list = field(default_factory=list)  # [var, mask column | None, expr | None]
-    until: list = field(default_factory=list)
+    computed_sql: dict = field(default_factory=dict)  # generated SQL of a computed column -> its name
+    derived: dict = field(default_factory=dict)  # mask name -> tuple of Comparison
+    define: list = field(default_factory=list)  # of Condition
+    until: list = field(default_factory=list)  # of Condition
     values: dict = field(default_factory=dict)  # columns the engine reads as python values
-    atoms: list = field(default_factory=list)
+    atoms: list = field(default_factory=list)  # of MeasureAtom
     measures: list = field(default_factory=list)  # (name, Spark expression over atom columns)
     lookahead: int = 0
+
+    @property
+    def masks(self) -> list:
+        """The mask columns the conditions read, sorted."""
+        return sorted({c.mask for c in self.define + self.until if c.mask is not None})
 
     # ---- precomputed columns ------------------------------------------------------------
     def column_for(self, spark_expr: exp.Expression) -> str:
@@ -63,13 +72,13 @@ class Plan:
         if isinstance(spark_expr, exp.Column) and not spark_expr.table:
             return spark_expr.name
         sql = to_spark_sql(spark_expr)
-        if sql not in self.computed:
-            self.computed[sql] = f"__mr_c{len(self.computed)}"
-        return self.computed[sql]
+        if sql not in self.computed_sql:
+            self.computed_sql[sql] = name = f"__mr_c{len(self.computed)}"
+            self.computed[name] = spark_expr
+        return self.computed_sql[sql]
 
-    def derived_mask(self, comparisons: list) -> str:
-        """Name of the mask the UDTF derives from ``[[op, [column, lag], [column, lag]], ...]``
-        (their AND; NULL = false)."""
+    def derived_mask(self, comparisons: tuple) -> str:
+        """Name of the mask the UDTF derives from ``comparisons`` (their AND; NULL = false)."""
         for name, existing in self.derived.items():
             if existing == comparisons:
                 return name
@@ -100,10 +109,10 @@ def plan(analysis: Analysis, column_types: dict | None = None) -> Plan:
     for name, definition in analysis.definitions.items():
         var = analysis.var_names.index(name)
         planner = _Planner(result, defining=var)
-        result.define.append([var, *planner.condition(definition.condition)])
+        result.define.append(Condition(var, *planner.condition(definition.condition)))
         if definition.until is not None:
             planner = _Planner(result, defining=var, until=True)
-            result.until.append([var, *planner.condition(definition.until)])
+            result.until.append(Condition(var, *planner.condition(definition.until)))
     for measure in analysis.clause.measures:
         planner = _Planner(result, defining=None)
         result.measures.append((measure.name, planner.measure(measure.this.copy())))
@@ -120,12 +129,12 @@ class _Planner:
         self.until = until  # an UNTIL condition: the current row is not mapped
 
     # ---- variables ------------------------------------------------------------------------
-    def variable_set(self, identifier, node):
+    def variable_set(self, identifier, node) -> tuple:
         name = variable_name(identifier)
         members = self.analysis.variable_set(name)
         if members is None:
             raise error(f"{name} is not a pattern variable or subset", node)
-        return members
+        return tuple(members)
 
     def current_row_in(self, members) -> bool:
         """Does the current row belong to ``members`` (None = every row)?  Only in DEFINE."""
@@ -243,18 +252,19 @@ class _Planner:
 
     # ---- match-state parts -------------------------------------------------------------
     def navigation(self, node):
-        """(variable set, "first"|"last", logical offset, physical offset, argument) of a
-        navigation, including PREV/NEXT(FIRST/LAST(...))."""
+        """(variable set, NavMode, logical offset, physical offset, argument) of a navigation,
+        including PREV/NEXT(FIRST/LAST(...))."""
         context, physical = node, 0
         if isinstance(node, (Prev, Next)):
             steps = self.offset(node)
             physical = -steps if isinstance(node, Prev) else steps
             node = node.this
         if isinstance(node, (First, Last)):
-            context, mode, logical = node, "first" if isinstance(node, First) else "last", self.offset(node)
+            context, logical = node, self.offset(node)
+            mode = ir.NavMode.FIRST if isinstance(node, First) else ir.NavMode.LAST
             node = node.this
         else:
-            mode, logical = "last", 0
+            mode, logical = ir.NavMode.LAST, 0
         if node.find(exp.Column, Classifier) is None:
             raise error(f"{context.sql_keyword}: the argument must reference a column, e.g. "
                         f"{context.sql_keyword}(A.price)", context)
@@ -301,36 +311,36 @@ class _Planner:
             mask = self.plan.column_for(exp.Coalesce(this=exp.paren(cond), expressions=[exp.false()]))
         state = None
         if state_parts:
-            state = state_parts[0] if len(state_parts) == 1 else ["call", "and", *state_parts]
+            state = state_parts[0] if len(state_parts) == 1 else ir.Call("and", tuple(state_parts))
         return mask, state
 
-    def lagged_comparisons(self, row_parts) -> list | None:
-        """The planned row-level conjuncts as ``[[op, [column, lag], [column, lag]], ...]`` when
-        each compares two input columns or PREVs of them (LAG windows) of one type that Arrow
-        compares exactly as Spark does; else None."""
+    def lagged_comparisons(self, row_parts) -> tuple | None:
+        """The planned row-level conjuncts as ``Comparison``s when each compares two input
+        columns or PREVs of them (LAG windows) of one type that Arrow compares exactly as Spark
+        does; else None."""
         comparisons = []
         for part in row_parts:
             op = _COMPARISONS.get(type(part))
             sides = [_lagged_column(side) for side in (part.this, part.expression)] if op else [None]
             if None in sides:
                 return None
-            types = {self.plan.column_types.get(column) for column, _ in sides}
+            types = {self.plan.column_types.get(side.column) for side in sides}
             if len(types) != 1 or not _ARROW_COMPARABLE.fullmatch(types.pop() or ""):
                 return None
-            comparisons.append([op, *sides])
-        return comparisons or None
+            comparisons.append(Comparison(op, *sides))
+        return tuple(comparisons) or None
 
     def state(self, node):
         """Engine expression for a DEFINE sub-expression that reads the match state."""
         spark = self.row_level(node)
         if spark is not None:
             if isinstance(spark, exp.Literal):
-                return ["lit", spark.name] if spark.is_string else _number(spark.name)
+                return ir.Lit(spark.name) if spark.is_string else _number(spark.name)
             if isinstance(spark, exp.Boolean):
-                return ["lit", spark.this]
+                return ir.Lit(spark.this)
             if isinstance(spark, exp.Null):
-                return ["lit", None]
-            return ["col", self.plan.value_column(spark)]
+                return ir.Lit(None)
+            return ir.Col(self.plan.value_column(spark))
         if isinstance(node, exp.Paren):
             return self.state(node.this)
         if isinstance(node, Running):
@@ -341,60 +351,58 @@ class _Planner:
             raise error("MATCH_NUMBER() is not allowed in DEFINE", node)
         if isinstance(node, Classifier):
             if node.this is None:
-                return ["lit", self.analysis.var_names[self.defining]] if not self.until else \
-                    ["classifier", None]
+                return ir.Lit(self.analysis.var_names[self.defining]) if not self.until else ir.Classifier(None)
             members = self.variable_set(node.this, node)
             if self.current_row_in(members):
-                return ["lit", self.analysis.var_names[self.defining]]
-            return ["classifier", members]
+                return ir.Lit(self.analysis.var_names[self.defining])
+            return ir.Classifier(members)
         if isinstance(node, exp.Column):
             members = self.variable_set(node.args["table"], node)
-            return ["nav", self.plan.value_column(self.unqualified(node)), members, "last", 0, 0]
+            return ir.Nav(self.plan.value_column(self.unqualified(node)), members, ir.NavMode.LAST, 0, 0)
         if isinstance(node, Navigation):
             members, mode, logical, physical, arg = self.navigation(node)
             if physical > 0:
                 self.plan.lookahead = max(self.plan.lookahead, physical)
             column = self.plan.value_column(self.argument_column(arg, node))
-            return ["nav", column, members, mode, logical, physical]
+            return ir.Nav(column, members, mode, logical, physical)
         if isinstance(node, exp.AggFunc):
             fn, members, arg = self.aggregate(node)
             column = None if arg is None else self.plan.value_column(self.argument_column(arg, node))
-            return ["agg", fn, members, column]
+            return ir.Agg(fn, members, column)
         return self.operator(node)
 
     def operator(self, node):
         op = _STATE_OPS.get(type(node))
         if op is not None:
-            return ["call", op, self.state(node.this), self.state(node.expression)]
+            return ir.Call(op, (self.state(node.this), self.state(node.expression)))
         if isinstance(node, exp.Not):
-            return ["call", "not", self.state(node.this)]
+            return ir.Call("not", (self.state(node.this),))
         if isinstance(node, exp.Neg):
-            return ["call", "neg", self.state(node.this)]
+            return ir.Call("neg", (self.state(node.this),))
         if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-            return ["call", "is_null", self.state(node.this)]
+            return ir.Call("is_null", (self.state(node.this),))
         if isinstance(node, exp.Coalesce):
-            return ["call", "coalesce", self.state(node.this), *(self.state(e) for e in node.expressions)]
+            return ir.Call("coalesce", (self.state(node.this), *(self.state(e) for e in node.expressions)))
         if isinstance(node, (exp.Greatest, exp.Least)):
             name = "greatest" if isinstance(node, exp.Greatest) else "least"
-            return ["call", name, self.state(node.this), *(self.state(e) for e in node.expressions)]
+            return ir.Call(name, (self.state(node.this), *(self.state(e) for e in node.expressions)))
         if isinstance(node, exp.Abs):
-            return ["call", "abs", self.state(node.this)]
+            return ir.Call("abs", (self.state(node.this),))
         if isinstance(node, exp.In) and node.expressions:
-            return ["call", "in", self.state(node.this), *(self.state(e) for e in node.expressions)]
+            return ir.Call("in", (self.state(node.this), *(self.state(e) for e in node.expressions)))
         if isinstance(node, exp.Between):
             probe = self.state(node.this)
-            return ["call", "and", ["call", ">=", probe, self.state(node.args["low"])],
-                    ["call", "<=", probe, self.state(node.args["high"])]]
+            return ir.Call("and", (ir.Call(">=", (probe, self.state(node.args["low"]))),
+                                   ir.Call("<=", (probe, self.state(node.args["high"])))))
         if isinstance(node, exp.Case) and node.this is None:
-            parts = []
-            for branch in node.args.get("ifs") or []:
-                parts += [self.state(branch.this), self.state(branch.args["true"])]
+            whens = tuple((self.state(branch.this), self.state(branch.args["true"]))
+                          for branch in node.args.get("ifs") or [])
             default = node.args.get("default")
-            return ["case", *parts, self.state(default) if default is not None else ["lit", None]]
+            return ir.Case(whens, self.state(default) if default is not None else ir.Lit(None))
         if isinstance(node, exp.If):
             false = node.args.get("false")
-            return ["case", self.state(node.this), self.state(node.args["true"]),
-                    self.state(false) if false is not None else ["lit", None]]
+            return ir.Case(((self.state(node.this), self.state(node.args["true"])),),
+                           self.state(false) if false is not None else ir.Lit(None))
         raise error(f"{_construct(node)} over match state (aggregates, FIRST/LAST, CLASSIFIER or "
                     "variable columns) is not supported in DEFINE; supported: arithmetic, comparisons, "
                     "AND/OR/NOT, IS [NOT] NULL, IN, BETWEEN, CASE, IF, COALESCE, ABS, GREATEST, LEAST", node)
@@ -416,30 +424,30 @@ class _Planner:
 
     def measure_atom(self, node, final: bool):
         if isinstance(node, MatchNumber):
-            return self.add_atom(Atom(["match_number"], True))
+            return self.add_atom(MeasureAtom(Atom(ir.MatchNumber(), True)))
         if isinstance(node, Classifier):
             members = None if node.this is None else self.variable_set(node.this, node)
-            return self.add_atom(Atom(["classifier", members], final))
+            return self.add_atom(MeasureAtom(Atom(ir.Classifier(members), final)))
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
             members = None if not node.table else self.variable_set(node.args["table"], node)
             column = analysis_column(self.analysis, node)
-            return self.add_atom(Atom(["navrow", members, "last", 0, 0], final, column=column))
+            return self.add_atom(MeasureAtom(Atom(ir.Nav(None, members, ir.NavMode.LAST, 0, 0), final), column))
         if isinstance(node, Navigation):
             members, mode, logical, physical, arg = self.navigation(node)
             column = self.plan.column_for(self.argument_column(arg, node))
-            return self.add_atom(Atom(["navrow", members, mode, logical, physical], final, column=column))
+            return self.add_atom(MeasureAtom(Atom(ir.Nav(None, members, mode, logical, physical), final), column))
         if isinstance(node, exp.AggFunc):
             fn, members, arg = self.aggregate(node)
             column = None if arg is None else self.plan.value_column(self.argument_column(arg, node))
             sql = None
             if fn != "count":
                 sql = type(node)(this=exp.column(column, quoted=True))
-            return self.add_atom(Atom(["agg", fn, members, column], final, sql=sql))
+            return self.add_atom(MeasureAtom(Atom(ir.Agg(fn, members, column), final), sql=sql))
         return None
 
-    def add_atom(self, atom: Atom) -> exp.Column:
+    def add_atom(self, atom: MeasureAtom) -> exp.Column:
         for k, existing in enumerate(self.plan.atoms):
-            if existing.ir == atom.ir and existing.final == atom.final and existing.column == atom.column:
+            if existing.atom == atom.atom and existing.column == atom.column:
                 return exp.column(atom_name(k), quoted=True)
         self.plan.atoms.append(atom)
         return exp.column(atom_name(len(self.plan.atoms) - 1), quoted=True)
@@ -455,16 +463,16 @@ def _conjuncts(node):
         yield node
 
 
-def _lagged_column(node) -> list | None:
-    """[column, lag] for a planned input column or ``LAG(column, k) OVER (partition order)``."""
+def _lagged_column(node) -> Lagged | None:
+    """A planned input column or ``LAG(column, k) OVER (partition order)``."""
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, exp.Column) and not node.table and not isinstance(node.this, exp.Star):
-        return [node.name, 0]
+        return Lagged(node.name, 0)
     if isinstance(node, exp.Window) and isinstance(node.this, exp.Anonymous) and node.this.name == "LAG":
         column, offset = node.this.expressions
         if isinstance(column, exp.Column) and not column.table:
-            return [column.name, int(offset.name)]
+            return Lagged(column.name, int(offset.name))
     return None
 
 
@@ -474,11 +482,10 @@ def _has_navigation(node) -> bool:
 
 def _number(text: str):
     if text.isdigit():
-        return ["lit", int(text)]
-    lowered = text.lower()
-    if "e" in lowered:
-        return ["lit", float(text)]
-    return ["dec", text]
+        return ir.Lit(int(text))
+    if "e" in text.lower():
+        return ir.Lit(float(text))
+    return ir.DecimalLit(text)
 
 
 def _construct(node) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .parse import find_match_recognize, parse, replace_match_recognize, to_spark_sql
+from .parse import find_match_recognize, parse, to_spark_sql
 
 _MENTION = re.compile(r"\bMATCH_RECOGNIZE\b", re.IGNORECASE)
 _EXPLAIN = re.compile(r"\s*EXPLAIN(?:\s+(?:EXTENDED|CODEGEN|COST|FORMATTED))?\s+", re.IGNORECASE)
@@ -30,33 +30,13 @@ def transpile(sql: str, spark=None) -> str:
         spark = SparkSession.getActiveSession()
         if spark is None:
             raise RuntimeError("transpile needs a SparkSession: pass spark= or create one first")
-    from .rewrite import Rewrite
+    from .catalog import SparkCatalog
+    from .rewrite import rewrite_statement
 
-    statements = []
+    catalog = SparkCatalog(spark)
     for tree in trees:
-        clauses = find_match_recognize(tree)
-        if clauses:
-            _reject_persistent_view(tree)
-        for clause in clauses:
-            replace_match_recognize(clause, Rewrite(clause, spark).build())
-        statements.append(to_spark_sql(tree))
-    return ";\n".join(statements)
-
-
-def _reject_persistent_view(tree):
-    from sqlglot import exp
-
-    from udtf.errors import MatchRecognizeError
-
-    from .parse import position
-
-    if isinstance(tree, exp.Create) and (tree.args.get("kind") or "").upper() == "VIEW":
-        temporary = any(isinstance(p, exp.TemporaryProperty) for p in tree.find_all(exp.TemporaryProperty))
-        if not temporary:
-            raise MatchRecognizeError(
-                "CREATE VIEW with MATCH_RECOGNIZE must be a TEMPORARY view: the view calls a "
-                "session-scoped function (use CREATE TEMP VIEW, or CREATE TABLE ... AS SELECT)",
-                *(position(tree) or (None, None)))
+        rewrite_statement(tree, catalog)
+    return ";\n".join(to_spark_sql(tree) for tree in trees)
 
 
 def enable(spark):

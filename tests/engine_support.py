@@ -1,7 +1,9 @@
 """Drive the engine on plain Python lists: events are dicts, simple DEFINEs are predicates."""
 from udtf.compile import compile_pattern
-from udtf.evaluate import Conditions, Matcher, Options, Rows
+from udtf.match import Conditions, Options, expand, matcher
 from udtf.pattern import parse_pattern, variables
+from udtf.plan import Condition, Semantics, Skip, SkipMode
+from udtf.rows import Rows
 
 
 def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None, mode="standard",
@@ -20,12 +22,13 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
     index = {v: i for i, v in enumerate(names)}
     state = {v: _indexed(e, index) for v, e in state.items()}
     rows = Rows(masks=[f"m_{v}" for v in masks] + [f"u_{v}" for v in until], values=list(columns))
-    define = {index[v]: (f"m_{v}" if v in masks else None, state.get(v)) for v in set(masks) | set(state)}
-    cond_until = {index[v]: (f"u_{v}", None) for v in until}
+    define = [Condition(index[v], f"m_{v}" if v in masks else None, state.get(v)) for v in set(masks) | set(state)]
+    cond_until = [Condition(index[v], f"u_{v}", None) for v in until]
     program = compile_pattern(node, names, untils=set(until), within=within is not None)
-    options = Options(mode=mode, skip=skip, skip_vars=tuple(index[v] for v in skip_to),
-                      skip_name=",".join(skip_to), within=within, unmatched=unmatched)
-    matcher = Matcher(program, Conditions(define, cond_until, names, rows), options)
+    options = Options(semantics=Semantics(mode),
+                      skip=Skip(SkipMode(skip), tuple(index[v] for v in skip_to), ",".join(skip_to)),
+                      within=within, unmatched=unmatched)
+    engine = matcher(program, Conditions(define, cond_until, names, rows), options)
     out = []
     step = chunks or n or 1
     for lo in range(0, n, step):
@@ -35,18 +38,23 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
                            **{f"u_{v}": bytes(int(bool(x)) for x in m[lo:hi]) for v, m in until.items()}},
                     values={c: list(vals[lo:hi]) for c, vals in columns.items()},
                     order=list(order[lo:hi]) if order is not None else None)
-        out += matcher.feed(hi - lo)
-    out += matcher.finish()
+        out += expand(engine.feed(hi - lo))
+    out += expand(engine.finish())
     return out, names
 
 
 def _indexed(expr, index):
-    if isinstance(expr, list) and expr:
-        if expr[0] in ("agg", "nav", "classifier") and len(expr) > 2 and isinstance(expr[2], list):
-            return [expr[0], expr[1], sorted(index[v] if isinstance(v, str) else v for v in expr[2]), *expr[3:]]
-        if expr[0] == "classifier" and len(expr) == 2 and isinstance(expr[1], list):
-            return ["classifier", sorted(index[v] if isinstance(v, str) else v for v in expr[1])]
-        return [_indexed(e, index) for e in expr]
+    """``expr`` (udtf.expr records) with variable names in ``vars`` replaced by indexes."""
+    if isinstance(expr, tuple) and hasattr(expr, "_fields"):
+        fields = {}
+        for name, value in zip(expr._fields, expr):
+            if name == "vars" and value is not None:
+                fields[name] = tuple(sorted(index[v] if isinstance(v, str) else v for v in value))
+            else:
+                fields[name] = _indexed(value, index)
+        return type(expr)(**fields)
+    if isinstance(expr, tuple):
+        return tuple(_indexed(e, index) for e in expr)
     return expr
 
 

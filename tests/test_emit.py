@@ -2,12 +2,15 @@
 import random
 
 from udtf.emit import Emitter
-from udtf.evaluate import Match
+from udtf.expr import Agg, Classifier, MatchNumber, Nav, NavMode
+from udtf.plan import Atom, RowsMode
+from udtf.rows import Match
 
-ATOMS = [(["navrow", [0], "first", 0, 0], False), (["navrow", [1], "last", 0, -1], True),
-         (["navrow", None, "last", 0, 2], False), (["navrow", [0, 2], "first", 0, 0], True),
-         (["agg", "count", [1], None], False), (["agg", "count", None, None], True),
-         (["classifier", None], False), (["classifier", [0, 1]], True), (["match_number"], True)]
+FIRST, LAST = NavMode.FIRST, NavMode.LAST
+ATOMS = [Atom(Nav(None, (0,), FIRST, 0, 0), False), Atom(Nav(None, (1,), LAST, 0, -1), True),
+         Atom(Nav(None, None, LAST, 0, 2), False), Atom(Nav(None, (0, 2), FIRST, 0, 0), True),
+         Atom(Agg("count", (1,), None), False), Atom(Agg("count", None, None), True),
+         Atom(Classifier(None), False), Atom(Classifier((0, 1)), True), Atom(MatchNumber(), True)]
 
 
 def random_matches(rng, size):
@@ -31,8 +34,8 @@ def test_vectorized_one_row_matches_row_by_row():
     rng = random.Random(3)
     for _ in range(200):
         size = rng.randint(1, 30)
-        fast = Emitter(ATOMS, "ONE", ["A", "B", "C"], {}, lambda: size)
-        slow = Emitter(ATOMS, "ONE", ["A", "B", "C"], {}, lambda: size)
+        fast = Emitter(ATOMS, RowsMode.ONE, ["A", "B", "C"], {}, lambda: size)
+        slow = Emitter(ATOMS, RowsMode.ONE, ["A", "B", "C"], {}, lambda: size)
         slow.vectorized = False
         assert fast.vectorized
         matches = random_matches(rng, size)

@@ -16,35 +16,34 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .emit import Emitter
-from .evaluate import Conditions, Matcher, Options, Rows
+from .match import Conditions, Options, matcher
+from .plan import EnginePlan, OutputKind, RowsMode
+from .rows import Rows
 
 
 class PartitionRunner:
-    """Runs one plan (a dict, see ``sql_ext.plan``) over a stream of record batches."""
+    """Runs one ``EnginePlan`` over a stream of record batches."""
 
-    def __init__(self, plan: dict, output_schema: pa.Schema):
+    def __init__(self, plan: EnginePlan, output_schema: pa.Schema):
         self.plan = plan
         self.schema = output_schema
-        self.keys = plan["partition"]
+        self.keys = plan.partition
         self.last_key = None
         self.batches: list = []  # batches of the current partition
-        self.rows = Rows(masks=plan["masks"], values=plan["values"])
-        names = plan["vars"]
-        conditions = Conditions({v: (m, e) for v, m, e in plan["define"]},
-                                {v: (m, e) for v, m, e in plan["until"]}, names, self.rows)
-        options = Options(mode=plan["mode"], skip=plan["skip"], skip_vars=tuple(plan["skip_vars"]),
-                          skip_name=plan["skip_name"], skip_at=tuple(plan["skip_at"]), within=plan["within"],
-                          unmatched=plan["rows"] == "ALL WITH UNMATCHED",
-                          max_threads=plan["max_threads"], lookahead=plan["lookahead"], blocks=True)
-        self.matcher = Matcher(plan["program"], conditions, options)
-        atoms = [(expr, final) for expr, final in plan["atoms"]]
-        self.emitter = Emitter(atoms, plan["rows"], names, self.rows.values, lambda: self.rows.size)
+        self.rows = Rows(masks=(*plan.masks, *(d.name for d in plan.derived)), values=plan.values)
+        names = plan.program.vars
+        conditions = Conditions(plan.define, plan.until, names, self.rows)
+        options = Options(semantics=plan.semantics, skip=plan.skip, within=plan.within,
+                          unmatched=plan.rows is RowsMode.ALL_WITH_UNMATCHED,
+                          max_threads=plan.max_threads, lookahead=plan.lookahead)
+        self.matcher = matcher(plan.program, conditions, options)
+        self.emitter = Emitter(plan.atoms, plan.rows, names, self.rows.values, lambda: self.rows.size)
         self.pending: list = []  # matches of the current partition not yet emitted
-        self.derived = plan["derived"]
+        self.derived = {mask.name: mask.comparisons for mask in plan.derived}
         self.lags: dict = {}  # column -> largest PREV offset the derived masks read
         for comparisons in self.derived.values():
-            for _, *sides in comparisons:
-                for column, lag in sides:
+            for comparison in comparisons:
+                for column, lag in (comparison.left, comparison.right):
                     self.lags[column] = max(lag, self.lags.get(column, 0))
         self.history: dict = {}  # column -> its last ``lags[column]`` values in the partition
 
@@ -91,12 +90,12 @@ class PartitionRunner:
     def _append(self, part: pa.RecordBatch):
         plan = self.plan
         masks = {name: pc.fill_null(part.column(name), False).to_numpy(zero_copy_only=False)
-                 for name in plan["masks"] if name not in self.derived}
+                 for name in plan.masks}
         if self.derived:
             lagged = self._lagged(part)
             masks.update((name, derive_mask(comparisons, lagged)) for name, comparisons in self.derived.items())
-        values = {name: part.column(name).to_pylist() for name in plan["values"]}
-        order = part.column(plan["order_key"]).to_pylist() if plan["order_key"] else None
+        values = {name: part.column(name).to_pylist() for name in plan.values}
+        order = part.column(plan.order_key).to_pylist() if plan.order_key else None
         self.batches.append(part)
         self.rows.append(part.num_rows, masks=masks, values=values, order=order)
         self.pending += self.matcher.feed(part.num_rows)
@@ -135,16 +134,15 @@ class PartitionRunner:
             return None
         table = pa.Table.from_batches(self.batches)
         columns = []
-        for field, (kind, ref) in zip(self.schema, self.plan["output"]):
-            if kind == "carry":
-                column = table.column(ref).take(sources)
-            elif kind == "take":
-                atom, source_column = ref
+        for field, output in zip(self.schema, self.plan.output):
+            if output.kind is OutputKind.CARRY:
+                column = table.column(output.column).take(sources)
+            elif output.kind is OutputKind.TAKE:
                 index = pa.concat_arrays([chunk if isinstance(chunk, pa.Array) else pa.array(chunk, type=pa.int64())
-                                          for chunk in atoms[atom]])
-                column = table.column(source_column).take(index)
+                                          for chunk in atoms[output.atom]])
+                column = table.column(output.column).take(index)
             else:
-                column = _to_arrow([v for chunk in atoms[ref] for v in chunk], field.type)
+                column = _to_arrow([v for chunk in atoms[output.atom] for v in chunk], field.type)
             if isinstance(column, pa.ChunkedArray):
                 column = column.combine_chunks()
             if column.type != field.type:
@@ -157,8 +155,8 @@ _COMPARE = {"=": pc.equal, "<>": pc.not_equal, "<": pc.less, "<=": pc.less_equal
             ">=": pc.greater_equal}
 
 
-def derive_mask(comparisons: list, lagged: dict) -> np.ndarray:
-    """The AND of ``[[op, [column, lag], [column, lag]], ...]`` over ``lagged`` columns, NULL
+def derive_mask(comparisons, lagged: dict) -> np.ndarray:
+    """The AND of ``plan.Comparison``s over ``lagged`` columns ({(column, lag): array}), NULL
     counting as false (Spark's ``COALESCE(a < LAG(b, k) AND ..., false)``)."""
     mask = None
     for op, left, right in comparisons:
@@ -178,12 +176,12 @@ def _to_arrow(values: list, arrow_type) -> pa.Array:
     return pa.array(values, type=arrow_type)
 
 
-def make_udtf(plan: dict, return_type):
+def make_udtf(plan: EnginePlan, return_type):
     """An ``arrow_udtf`` running ``plan``; ``return_type`` is the Spark StructType of its output."""
     from pyspark.sql.functions import arrow_udtf
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    plan_json = json.dumps(plan)
+    plan_json = plan.to_json()
     schema_json = return_type.json()
 
     class MatchRecognize:
@@ -191,7 +189,7 @@ def make_udtf(plan: dict, return_type):
             from pyspark.sql.types import StructType
 
             schema = to_arrow_schema(StructType.fromJson(json.loads(schema_json)), timezone="UTC")
-            self.runner = PartitionRunner(json.loads(plan_json), schema)
+            self.runner = PartitionRunner(EnginePlan.from_json(plan_json), schema)
 
         def feed(self, batch: pa.RecordBatch):
             yield from self.runner.feed(batch)

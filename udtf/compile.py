@@ -1,27 +1,4 @@
-"""Pattern IR -> data stream transducer (DST): a small prioritized instruction set.
-
-States (plain JSON lists, index = state id)::
-
-    ["split", [t1, t2, ...]]            ordered epsilon transitions (t1 preferred)
-    ["split", [t1, t2], exit]           the same for an unbounded loop, naming its exit
-    ["consume", [[guard, stop, var, excluded, target], ...]]
-                                        ordered transitions reading one row; var -1 = the row
-                                        is ignored (relaxed contiguity), otherwise stored in var
-    ["bol", target]                     epsilon, only at the partition start      (^)
-    ["eol", target]                     epsilon, only at the partition end        ($)
-    ["peek", guard, target]             epsilon, only if ``guard`` holds on the next row or
-                                        there is no next row of the run (notNext)
-    ["expire", target]                  epsilon, only once the run has no next row: the next
-                                        row lies beyond WITHIN or the partition ended (a
-                                        trailing notFollowedBy)
-    ["accept"]
-
-Guards are formulas over the DEFINE conditions: ["true"], ["def", v] (v's condition, the row
-tentatively mapped to v), ["until", v] (v's UNTIL condition, the row not mapped),
-["not", g], ["and", g...], ["or", g...].  A transition fires when ``guard`` is true and
-``stop`` (the enclosing UNTIL conditions, or None) is not.
-
-``sequence`` describes a strict sequence of quantified variables (see ``runs``), or is None.
+"""Pattern IR -> DST program (``udtf.program``).
 
 Construction follows Appendix A of the DST paper in continuation-passing style (each element
 is built in front of the state that follows it).  Preference: a greedy loop tries another
@@ -37,33 +14,26 @@ import itertools
 from .errors import MatchRecognizeError
 from .pattern import (RELAXED, STRICT, Alt, Anchor, Empty, Exclude, Neg, Permute, Repeat,
                       Seq, Var)
+from .program import (Def, Kind, Not, Program, SeqItem, State, Transition, Until, all_of,
+                      some_of)
 
 MAX_STATES = 200_000
-TRUE = ["true"]
-
-
-def _and(*guards):
-    parts = [g for g in guards if g is not None and g != TRUE]
-    return TRUE if not parts else parts[0] if len(parts) == 1 else ["and", *parts]
-
-
-def _or(*guards):
-    parts = [g for g in guards if g is not None]
-    return None if not parts else parts[0] if len(parts) == 1 else ["or", *parts]
+DEAD = State(Kind.CONSUME)  # a state no row leaves
 
 
 class _Builder:
-    def __init__(self, var_index: dict, untils: set, within: bool):
+    def __init__(self, var_index: dict, untils: set, within: bool, pos):
         self.var_index = var_index
         self.untils = untils  # variables with a DEFINE ... UNTIL condition
         self.within = within
+        self.at = pos  # where a too large automaton is reported: the innermost quantifier
         self.states: list = []
-        self.accept = self.new(["accept"])
+        self.accept = self.new(State(Kind.ACCEPT))
 
-    def new(self, state) -> int:
+    def new(self, state: State) -> int:
         if len(self.states) >= MAX_STATES:
             raise MatchRecognizeError(f"PATTERN is too large (more than {MAX_STATES} automaton states);"
-                                      " reduce the bounded quantifiers")
+                                      " reduce the bounded quantifiers", *self.at)
         self.states.append(state)
         return len(self.states) - 1
 
@@ -72,15 +42,15 @@ class _Builder:
         excluded, stop, dead = ctx
         if isinstance(node, Var):
             if dead:
-                return self.new(["consume", []])
+                return self.new(DEAD)
             var = self.var_index[node.name]
-            return self.new(["consume", [[["def", var], stop, var, excluded, cont]]])
+            return self.new(State(Kind.CONSUME, transitions=(Transition(Def(var), stop, var, excluded, cont),)))
         if isinstance(node, Empty):
             return cont
         if isinstance(node, Anchor):
-            return self.new(["bol" if node.kind == "^" else "eol", cont])
+            return self.new(State(Kind.BOL if node.kind == "^" else Kind.EOL, (cont,)))
         if isinstance(node, Alt):
-            return self.new(["split", [self.build(o, cont, ctx) for o in node.options]])
+            return self.new(State(Kind.SPLIT, tuple(self.build(o, cont, ctx) for o in node.options)))
         if isinstance(node, Permute):
             orders = itertools.permutations(node.items)
             options = tuple(Seq(items, (STRICT,) * (len(items) - 1), node.pos) for items in orders)
@@ -90,36 +60,39 @@ class _Builder:
         if isinstance(node, Seq):
             return self._seq(node, cont, ctx)
         if isinstance(node, Repeat):
-            return self._repeat(node, cont, ctx)
+            outer, self.at = self.at, node.pos
+            try:
+                return self._repeat(node, cont, ctx)
+            finally:
+                self.at = outer
         if isinstance(node, Neg):
             raise MatchRecognizeError("a negated variable must stand inside a sequence", *node.pos)
-        raise MatchRecognizeError(f"unsupported pattern element {type(node).__name__}")
+        raise MatchRecognizeError(f"unsupported pattern element {type(node).__name__}", *node.pos)
 
     def _seq(self, node: Seq, cont: int, ctx) -> int:
         # attach each negation to the element after it: X j1 ~N j2 Y  ->  Y entered by j2, guarded by N
-        elements = []  # (item, junction_before, negation) ; negation = (var, kind) or None
+        elements = []  # (item, junction_before, negation) ; negation = (var, junction, pos) or None
         pending = None
         for k, item in enumerate(node.items):
             junction = node.junctions[k - 1] if k else STRICT
             if isinstance(item, Neg):
                 pending = (self.var_index[item.var.name], junction, item.pos)
                 continue
-            if pending is not None:
-                elements.append((item, junction, pending))
-                pending = None
-            else:
-                elements.append((item, junction, None))
+            elements.append((item, junction, pending))
+            pending = None
         nxt = cont
         if pending is not None and pending[1] == STRICT:  # trailing notNext
-            nxt = self.new(["peek", ["not", ["def", pending[0]]], cont])
+            nxt = self.new(State(Kind.PEEK, (cont,), guard=Not(Def(pending[0]))))
         elif pending is not None:  # trailing notFollowedBy: no such row until the window closes
             if cont != self.accept or not self.within:
                 raise MatchRecognizeError("'-> ~var' (notFollowedBy) can end only the whole pattern, and "
                                           "only with WITHIN (the match is confirmed when the window "
                                           "closes)", *pending[2])
-            nxt = self.new(["split", [self.new(["expire", cont])]])
-            wait = self.new(["consume", [[["not", ["def", pending[0]]], ctx[1], -1, False, nxt]]])
-            self.states[nxt][1].append(wait)
+            expire = self.new(State(Kind.EXPIRE, (cont,)))
+            nxt = self.new(State(Kind.SPLIT, (expire,)))
+            wait = self.new(State(Kind.CONSUME, transitions=(
+                Transition(Not(Def(pending[0])), ctx[1], -1, False, nxt),)))
+            self.states[nxt] = State(Kind.SPLIT, (expire, wait))
         for k in range(len(elements) - 1, -1, -1):
             item, junction, negation = elements[k]
             if k == 0:
@@ -128,11 +101,11 @@ class _Builder:
                 nxt = self._enter(item, junction, nxt, ctx, negation)
         return nxt
 
-    def _enter(self, item, junction: str, cont: int, ctx, negation=None) -> int:
+    def _enter(self, item, junction, cont: int, ctx, negation=None) -> int:
         """Entry of ``item`` reached through ``junction`` from the element before it."""
         excluded, stop, dead = ctx
         not_next = negation is not None and negation[1] == STRICT
-        not_between = ["not", ["def", negation[0]]] if negation and negation[1] == RELAXED else None
+        not_between = Not(Def(negation[0])) if negation and negation[1] == RELAXED else None
         if junction == STRICT or dead:
             entry = self.build(item, cont, ctx)
         else:
@@ -140,34 +113,33 @@ class _Builder:
             empty = self.build(item, cont, (excluded, stop, True))
             takes = self._first_transitions(start, cont)
             if junction == RELAXED:
-                holds = _or(*(t[0] for t in takes))
-                ignore = _and(["not", holds] if holds else None, not_between)
+                holds = some_of(*(t.guard for t in takes))
+                ignore = all_of(Not(holds) if holds else None, not_between)
             else:
-                ignore = _and(not_between)
-            wait = self.new(["consume", []])
-            self.states[wait][1] = takes + [[ignore, stop, -1, False, wait]]
-            entry = wait if self.states[empty] == ["consume", []] else self.new(["split", [wait, empty]])
+                ignore = all_of(not_between)
+            wait = self.new(DEAD)
+            self.states[wait] = State(Kind.CONSUME, transitions=(*takes, Transition(ignore, stop, -1, False, wait)))
+            entry = wait if self.states[empty] == DEAD else self.new(State(Kind.SPLIT, (wait, empty)))
         if not_next:
-            entry = self.new(["peek", ["not", ["def", negation[0]]], entry])
+            entry = self.new(State(Kind.PEEK, (entry,), guard=Not(Def(negation[0]))))
         return entry
 
     def _first_transitions(self, start: int, stop_at: int) -> list:
         """Consuming transitions reachable from ``start`` by epsilon moves, in priority order."""
         found, seen = [], set()
 
-        def walk(state: int, extra):
-            if state in seen or state == stop_at:
+        def walk(index: int, extra):
+            if index in seen or index == stop_at:
                 return
-            seen.add(state)
-            kind = self.states[state][0]
-            if kind == "split":
-                for target in self.states[state][1]:
+            seen.add(index)
+            state = self.states[index]
+            if state.kind is Kind.SPLIT:
+                for target in state.targets:
                     walk(target, extra)
-            elif kind == "consume":
-                for guard, stop, var, excluded, target in self.states[state][1]:
-                    found.append([_and(extra, guard), stop, var, excluded, target])
-            elif kind == "peek":
-                walk(self.states[state][2], _and(extra, self.states[state][1]))
+            elif state.kind is Kind.CONSUME:
+                found.extend(t._replace(guard=all_of(extra, t.guard)) for t in state.transitions)
+            elif state.kind is Kind.PEEK:
+                walk(state.target, all_of(extra, state.guard))
             # bol / eol / expire / accept cannot precede a row read after a gap
 
         walk(start, None)
@@ -176,9 +148,9 @@ class _Builder:
     def _repeat(self, node: Repeat, cont: int, ctx) -> int:
         excluded, stop, dead = ctx
         if node.until is not None:
-            stop = _or(stop, ["def", self.var_index[node.until]])
+            stop = some_of(stop, Def(self.var_index[node.until]))
         elif isinstance(node.body, Var) and node.body.name in self.untils:
-            stop = _or(stop, ["until", self.var_index[node.body.name]])
+            stop = some_of(stop, Until(self.var_index[node.body.name]))
         inner = (excluded, stop, dead)
 
         def iteration(k: int, nxt: int) -> int:
@@ -195,18 +167,18 @@ class _Builder:
         def choice(take: int, leave: int, loop: int | None = None) -> int:
             if node.possessive:
                 source = take if probe is None else probe
-                holds = _or(*(t[0] for t in self._first_transitions(source, leave) if t[2] >= 0))
+                holds = some_of(*(t.guard for t in self._first_transitions(source, leave) if t.var >= 0))
                 if holds is not None:
-                    leave = self.new(["peek", ["not", holds], leave])
-            state = ["split", [take, leave] if node.greedy else [leave, take]]
+                    leave = self.new(State(Kind.PEEK, (leave,), guard=Not(holds)))
+            targets = (take, leave) if node.greedy else (leave, take)
             if loop is None:
-                return self.new(state)
+                return self.new(State(Kind.SPLIT, targets))
             # a loop state also names its exit: an iteration that matched no row ends the loop
-            self.states[loop] = state + [leave]
+            self.states[loop] = State(Kind.SPLIT, targets, exit=leave)
             return loop
 
         if node.max is None:
-            loop = self.new(["split", []])
+            loop = self.new(State(Kind.SPLIT))
             choice(iteration(max(node.min, 1) + 1, loop), cont, loop)
             if node.min == 0:
                 return choice(iteration(1, loop), cont)
@@ -222,17 +194,33 @@ class _Builder:
         return nxt
 
 
-def compile_pattern(node, var_names: list, untils=(), within: bool = False) -> dict:
-    """Compile pattern IR into a DST program (JSON-serializable dict).
+def flat_sequence(node, var_index: dict) -> tuple | None:
+    """The ``SeqItem``s of ``node`` when it is a strict sequence of (quantified) variables
+    with minimum >= 1, else None."""
+    items = node.items if isinstance(node, Seq) else (node,)
+    if isinstance(node, Seq) and any(j != STRICT for j in node.junctions):
+        return None
+    sequence = []
+    for item in items:
+        if isinstance(item, Var):
+            sequence.append(SeqItem(var_index[item.name], 1, 1, True))
+        elif (isinstance(item, Repeat) and isinstance(item.body, Var) and item.min >= 1
+              and item.inner == STRICT and item.until is None and not item.possessive):
+            sequence.append(SeqItem(var_index[item.body.name], item.min, item.max, item.greedy))
+        else:
+            return None
+    return tuple(sequence)
+
+
+def compile_pattern(node, var_names, untils=(), within: bool = False) -> Program:
+    """Compile pattern IR into a DST ``Program``.
 
     ``var_names`` fixes the variable indexes (every variable in the pattern must be listed);
     ``untils`` names the variables that carry a ``DEFINE v AS ... UNTIL ...`` stop condition;
     ``within`` says whether the query has a WITHIN window.
     """
-    from .runs import flat_sequence
-
     index = {name: i for i, name in enumerate(var_names)}
-    builder = _Builder(index, set(untils), within)
+    builder = _Builder(index, set(untils), within, node.pos)
     start = builder.build(node, builder.accept, (False, None, False))
     sequence = flat_sequence(node, index) if not untils else None
-    return {"states": builder.states, "start": start, "vars": list(var_names), "sequence": sequence}
+    return Program(tuple(builder.states), start, tuple(var_names), sequence)

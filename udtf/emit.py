@@ -17,17 +17,18 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from .evaluate import Match
-from .expr import FactTable, Scope, compile_expr, facts_of
+from .expr import Agg, Classifier, FactTable, MatchNumber, Nav, NavMode, Scope, compile_expr, facts_of
+from .match import MatchBlock
+from .plan import RowsMode
+from .rows import Match
 
 
 def _vectorizable(expr) -> bool:
-    kind = expr[0]
-    if kind == "navrow":
-        return not expr[3]  # no logical offset
-    if kind == "agg":
-        return expr[1] == "count" and expr[3] is None
-    return kind in ("classifier", "match_number")
+    if isinstance(expr, Nav):
+        return expr.column is None and not expr.logical
+    if isinstance(expr, Agg):
+        return expr.fn == "count" and expr.column is None
+    return isinstance(expr, (Classifier, MatchNumber))
 
 
 class OutputRow(NamedTuple):
@@ -36,29 +37,29 @@ class OutputRow(NamedTuple):
 
 
 class Emitter:
-    """``atoms``: list of (expr, final) where expr is a ``udtf.expr`` node (``navrow`` for
-    navigations); ``rows_mode``: "ONE" | "ALL SHOW" | "ALL OMIT" | "ALL WITH UNMATCHED"."""
+    """``atoms``: ``udtf.plan.Atom``s (a navigation atom's ``Nav`` has no column: the engine
+    gives the row index it lands on)."""
 
-    def __init__(self, atoms, rows_mode: str, var_names, values: dict, size):
+    def __init__(self, atoms, rows_mode: RowsMode, var_names, values: dict, size):
         needed: dict = {}
-        for expr, _ in atoms:
-            facts_of(expr, needed)
+        for atom in atoms:
+            facts_of(atom.expr, needed)
         self.table = FactTable(list(needed), values)
         scope = Scope(self.table, var_names, size)
-        self.running = [(k, compile_expr(e, scope)) for k, (e, final) in enumerate(atoms) if not final]
-        self.final = [(k, compile_expr(e, scope)) for k, (e, final) in enumerate(atoms) if final]
+        self.running = [(k, compile_expr(a.expr, scope)) for k, a in enumerate(atoms) if not a.final]
+        self.final = [(k, compile_expr(a.expr, scope)) for k, a in enumerate(atoms) if a.final]
         self.width = len(atoms)
-        self.one_row = rows_mode == "ONE"
-        self.omit_empty = rows_mode == "ALL OMIT"
-        self.atoms = [expr for expr, _ in atoms]
+        self.one_row = rows_mode is RowsMode.ONE
+        self.omit_empty = rows_mode is RowsMode.ALL_OMIT
+        self.atoms = [atom.expr for atom in atoms]
         self.var_names = var_names
         self.size = size
         self.vectorized = self.one_row and all(_vectorizable(expr) for expr in self.atoms)
 
     def emit(self, matches: list):
         """(source rows, one column per atom) for ``matches`` (``Match`` tuples or
-        ``runs.MatchBlock``s); each is a list of chunks: python lists, or for navigations
-        possibly Arrow int64 arrays of row indexes."""
+        ``MatchBlock``s); each is a list of chunks: python lists, or for navigations possibly
+        Arrow int64 arrays of row indexes."""
         sources: list = []
         columns: list = [[] for _ in range(self.width)]
         plain: list = []
@@ -70,7 +71,7 @@ class Emitter:
             if plain:
                 parts.append(self._emit_plain(plain))
                 plain = []
-            if item is not None:
+            if isinstance(item, MatchBlock):
                 parts.append(self._emit_block(item) if self.vectorized else self._emit_plain(item.matches()))
             for more_sources, more_columns in parts:
                 sources.append(more_sources)
@@ -105,30 +106,29 @@ class Emitter:
         size = self.size()
         columns = []
         for expr in self.atoms:
-            kind = expr[0]
-            if kind == "match_number":
+            if isinstance(expr, MatchNumber):
                 columns.append(numbers)
                 continue
-            vs = expr[2] if kind == "agg" else expr[1]
+            vs = expr.vars
             hits = np.flatnonzero(np.isin(variables[:-1], vs)) if vs is not None else np.arange(matched)
-            if kind == "agg":  # count of rows
+            if isinstance(expr, Agg):  # count of rows
                 columns.append(np.bincount(owner[hits], minlength=count).tolist())
                 continue
-            mode = "last" if kind == "classifier" else expr[2]
+            first = isinstance(expr, Nav) and expr.mode is NavMode.FIRST
             pick = np.full(count, -1, dtype=np.int64)
             if len(hits):
-                if mode == "first":
+                if first:
                     owners, where = np.unique(owner[hits], return_index=True)
                 else:
                     owners, where = np.unique(owner[hits][::-1], return_index=True)
                     where = len(hits) - 1 - where
                 pick[owners] = hits[where]
             present = pick >= 0
-            if kind == "classifier":
+            if isinstance(expr, Classifier):
                 names = np.array(self.var_names, dtype=object)
                 columns.append(np.where(present, names[variables[np.maximum(pick, 0)]], None).tolist())
                 continue
-            target = np.where(present, rows[np.maximum(pick, 0)] + expr[4], -1)
+            target = np.where(present, rows[np.maximum(pick, 0)] + expr.physical, -1)
             valid = present & (target >= 0) & (target < size)
             columns.append(pa.array(target, mask=~valid, type=pa.int64()))
         return starts, columns

@@ -1,21 +1,21 @@
 """Match-state expressions: the part of DEFINE / MEASURES that Spark cannot precompute.
 
-An expression is plain JSON data (it travels inside the plan to Spark workers)::
+An expression is a tree of the records below (they travel inside the engine plan)::
 
-    ["lit", v]                       a literal (JSON value);   ["dec", "1.50"] a decimal literal
-    ["col", name]                    a precomputed column at the current row
-    ["nav", name, vs, "first"|"last", logical_n, physical_n]
-                                     column ``name`` at the logical_n-th first/last row of
-                                     variable set ``vs``, moved physical_n rows (PREV < 0 < NEXT)
-    ["agg", fn, vs, name|None]       running aggregate fn in count/sum/avg/min/max over rows of vs
-                                     (name None: COUNT(*) / COUNT(v.*))
-    ["navrow", vs, "first"|"last", logical_n, physical_n]
-                                     the row index such a navigation lands on (or None)
-    ["classifier", vs]               variable of the last row of vs
-    ["match_number"]
-    ["call", op, arg...]             SQL operators over the above (see ``_OPS``), with SQL NULLs
+    Lit(value)                   a literal (JSON value);   DecimalLit("1.50") a decimal literal
+    Col(name)                    a precomputed column at the current row
+    Nav(column, vars, mode, logical, physical)
+                                 ``column`` at the logical-th FIRST/LAST row of variable set
+                                 ``vars``, moved ``physical`` rows (PREV < 0 < NEXT); with
+                                 ``column`` None: the row index it lands on (or None)
+    Agg(fn, vars, column)        running aggregate fn in count/sum/avg/min/max over rows of vars
+                                 (column None: COUNT(*) / COUNT(v.*))
+    Classifier(vars)             variable of the last row of vars
+    MatchNumber()
+    Call(op, args)               SQL operators over the above (see ``_OPS``), with SQL NULLs
+    Case(whens, default)         CASE WHEN c THEN v ... ELSE default END; whens = ((c, v), ...)
 
-``vs`` is a sorted list of variable indexes, or None for every row of the match.
+``vars`` is a sorted tuple of variable indexes, or None for every row of the match.
 
 Evaluation runs over *facts*: a tuple of running folds (count, sum, first/last row, ...) that
 a run carries.  ``FactTable`` lists the folds an expression set needs; ``fold`` advances them
@@ -27,44 +27,108 @@ from __future__ import annotations
 import datetime
 import decimal
 import operator
+from enum import Enum
+from typing import NamedTuple
 
 from .errors import MatchRecognizeError
+from .wire import record
+
+
+@record
+class NavMode(str, Enum):
+    FIRST = "first"
+    LAST = "last"
+
+
+@record
+class Lit(NamedTuple):
+    value: object
+
+
+@record
+class DecimalLit(NamedTuple):
+    text: str
+
+
+@record
+class Col(NamedTuple):
+    name: str
+
+
+@record
+class Nav(NamedTuple):
+    column: str | None
+    vars: tuple | None
+    mode: NavMode
+    logical: int
+    physical: int
+
+
+@record
+class Agg(NamedTuple):
+    fn: str
+    vars: tuple | None
+    column: str | None
+
+
+@record
+class Classifier(NamedTuple):
+    vars: tuple | None
+
+
+@record
+class MatchNumber(NamedTuple):
+    pass
+
+
+@record
+class Call(NamedTuple):
+    op: str
+    args: tuple
+
+
+@record
+class Case(NamedTuple):
+    whens: tuple  # ((condition, value), ...)
+    default: object
+
+
+class Fact(NamedTuple):
+    """A running fold: ``kind`` in count (rows), nn (non-NULL values of ``arg``), sum / min /
+    max (of column ``arg``), first / last (row index), lastvar (variable), firstn / lastn (the
+    first / last ``arg`` + 1 row indexes), over the rows mapped to ``vars``."""
+    kind: str
+    vars: tuple | None
+    arg: object = None
+
 
 _DECIMAL_CONTEXT = decimal.Context(prec=76)
 
-# fact kinds: ("count", vs) ("nn", vs, col) ("sum", vs, col) ("min", vs, col) ("max", vs, col)
-#             ("first", vs) ("last", vs) ("lastvar", vs): a row index / variable
-#             ("firstn", vs, n) ("lastn", vs, n): the first / last n + 1 row indexes of vs
-
-
-def _vs_key(vs):
-    return None if vs is None else tuple(vs)
-
-
 def facts_of(expr, out: dict) -> dict:
     """Collect into ``out`` (an ordered dict used as a set) the facts ``expr`` reads."""
-    kind = expr[0]
-    if kind in ("nav", "navrow"):
-        vs, mode, logical = expr[-4:-1]
-        out[(mode, _vs_key(vs)) if not logical else (mode + "n", _vs_key(vs), logical)] = None
-    elif kind == "agg":
-        _, fn, vs, col = expr
-        vs = _vs_key(vs)
-        if fn == "count":
-            out[("count", vs) if col is None else ("nn", vs, col)] = None
-        elif fn == "avg":
-            out[("sum", vs, col)] = None
-            out[("nn", vs, col)] = None
+    if isinstance(expr, Nav):
+        if expr.logical:
+            out[Fact(expr.mode.value + "n", expr.vars, expr.logical)] = None
         else:
-            out[(fn, vs, col)] = None
-    elif kind == "classifier":
-        out[("lastvar", _vs_key(expr[1]))] = None
-    elif kind == "call":
-        for arg in expr[2:]:
+            out[Fact(expr.mode.value, expr.vars)] = None
+    elif isinstance(expr, Agg):
+        if expr.fn == "count":
+            out[Fact("count", expr.vars) if expr.column is None else Fact("nn", expr.vars, expr.column)] = None
+        elif expr.fn == "avg":
+            out[Fact("sum", expr.vars, expr.column)] = None
+            out[Fact("nn", expr.vars, expr.column)] = None
+        else:
+            out[Fact(expr.fn, expr.vars, expr.column)] = None
+    elif isinstance(expr, Classifier):
+        out[Fact("lastvar", expr.vars)] = None
+    elif isinstance(expr, Call):
+        for arg in expr.args:
             facts_of(arg, out)
-    elif kind == "case":
-        for arg in expr[1:]:
-            facts_of(arg, out)
+    elif isinstance(expr, Case):
+        for condition, value in expr.whens:
+            facts_of(condition, out)
+            facts_of(value, out)
+        facts_of(expr.default, out)
     return out
 
 
@@ -74,13 +138,13 @@ class FactTable:
     def __init__(self, facts, columns):
         self.facts = list(facts)
         self.index = {f: i for i, f in enumerate(self.facts)}
-        self.initial = tuple(0 if f[0] in ("count", "nn") else () if f[0] in ("firstn", "lastn") else None
+        self.initial = tuple(0 if f.kind in ("count", "nn") else () if f.kind in ("firstn", "lastn") else None
                              for f in self.facts)
         self.columns = columns  # name -> python list of values (extended in place)
         self._updaters = [self._updater(f) for f in self.facts]
 
-    def _updater(self, fact):
-        kind, vs = fact[0], fact[1]
+    def _updater(self, fact: Fact):
+        kind, vs = fact.kind, fact.vars
         member = (lambda v: True) if vs is None else frozenset(vs).__contains__
         if kind == "count":
             return lambda old, row, var: old + 1 if member(var) else old
@@ -91,12 +155,12 @@ class FactTable:
         if kind == "lastvar":
             return lambda old, row, var: var if member(var) else old
         if kind == "firstn":
-            keep = fact[2] + 1
+            keep = fact.arg + 1
             return lambda old, row, var: old + (row,) if member(var) and len(old) < keep else old
         if kind == "lastn":
-            keep = fact[2] + 1
+            keep = fact.arg + 1
             return lambda old, row, var: (old + (row,))[-keep:] if member(var) else old
-        values = self.columns[fact[2]]
+        values = self.columns[fact.arg]
         if kind == "nn":
             return lambda old, row, var: old + 1 if member(var) and values[row] is not None else old
         combine = {"sum": _add, "min": min, "max": max}[kind]
@@ -193,7 +257,6 @@ _OPS = {
     ">": _null_safe(operator.gt),
     ">=": _null_safe(operator.ge),
     "is_null": lambda a: a is None,
-    "is_not_null": lambda a: a is not None,
     "least": lambda *a: min((x for x in a if x is not None), default=None),
     "greatest": lambda *a: max((x for x in a if x is not None), default=None),
 }
@@ -218,44 +281,41 @@ class Scope:
 
 
 def compile_expr(expr, scope: Scope):
-    """Return ``fn(row, facts, chain, match_number) -> value`` for ``expr``.
+    """Return ``fn(row, facts, match_number) -> value`` for ``expr``.
 
-    ``row`` is the current row, ``facts`` the run's fold tuple *including* the current row,
-    ``chain`` the run's capture chain (row, var, excluded, parent) for deep logical navigation.
+    ``row`` is the current row, ``facts`` the run's fold tuple *including* the current row.
     """
-    kind = expr[0]
-    if kind == "lit":
-        value = expr[1]
+    if isinstance(expr, Lit):
+        value = expr.value
         return lambda row, facts, mn: value
-    if kind == "dec":
-        value = decimal.Decimal(expr[1])
+    if isinstance(expr, DecimalLit):
+        value = decimal.Decimal(expr.text)
         return lambda row, facts, mn: value
-    if kind == "col":
-        values = scope.columns[expr[1]]
+    if isinstance(expr, Col):
+        values = scope.columns[expr.name]
         return lambda row, facts, mn: values[row]
-    if kind == "match_number":
+    if isinstance(expr, MatchNumber):
         return lambda row, facts, mn: mn
-    if kind == "classifier":
-        slot = scope.facts.index[("lastvar", _vs_key(expr[1]))]
+    if isinstance(expr, Classifier):
+        slot = scope.facts.index[Fact("lastvar", expr.vars)]
         names = scope.var_names
         return lambda row, facts, mn: None if facts[slot] is None else names[facts[slot]]
-    if kind == "agg":
+    if isinstance(expr, Agg):
         return _compile_agg(expr, scope)
-    if kind == "nav":
-        values = scope.columns[expr[1]]
-        landing = _compile_nav(expr[2:], scope)
+    if isinstance(expr, Nav):
+        landing = _compile_nav(expr, scope)
+        if expr.column is None:
+            return landing
+        values = scope.columns[expr.column]
 
         def nav(row, facts, mn):
             target = landing(row, facts, mn)
             return None if target is None else values[target]
 
         return nav
-    if kind == "navrow":
-        return _compile_nav(expr[1:], scope)
-    if kind == "case":
-        # ["case", cond1, val1, cond2, val2, ..., else]
-        parts = [compile_expr(e, scope) for e in expr[1:]]
-        pairs, default = list(zip(parts[0:-1:2], parts[1:-1:2])), parts[-1]
+    if isinstance(expr, Case):
+        pairs = [(compile_expr(c, scope), compile_expr(v, scope)) for c, v in expr.whens]
+        default = compile_expr(expr.default, scope)
 
         def case(row, facts, mn):
             for cond, value in pairs:
@@ -264,9 +324,9 @@ def compile_expr(expr, scope: Scope):
             return default(row, facts, mn)
 
         return case
-    if kind != "call":
-        raise MatchRecognizeError(f"unknown expression node {kind!r}")
-    op, args = expr[1], [compile_expr(e, scope) for e in expr[2:]]
+    if not isinstance(expr, Call):
+        raise MatchRecognizeError(f"unknown expression node {type(expr).__name__}")
+    op, args = expr.op, [compile_expr(e, scope) for e in expr.args]
     if op == "and":
         def conj(row, facts, mn):
             result = True
@@ -332,15 +392,13 @@ def compile_expr(expr, scope: Scope):
     return lambda row, facts, mn: fn(*(arg(row, facts, mn) for arg in args))
 
 
-def _compile_agg(expr, scope: Scope):
-    _, fn, vs, col = expr
-    vs = _vs_key(vs)
+def _compile_agg(expr: Agg, scope: Scope):
     index = scope.facts.index
-    if fn == "count":
-        slot = index[("count", vs) if col is None else ("nn", vs, col)]
+    if expr.fn == "count":
+        slot = index[Fact("count", expr.vars) if expr.column is None else Fact("nn", expr.vars, expr.column)]
         return lambda row, facts, mn: facts[slot]
-    if fn == "avg":
-        total, count = index[("sum", vs, col)], index[("nn", vs, col)]
+    if expr.fn == "avg":
+        total, count = index[Fact("sum", expr.vars, expr.column)], index[Fact("nn", expr.vars, expr.column)]
 
         def average(row, facts, mn):
             if not facts[count]:
@@ -351,17 +409,17 @@ def _compile_agg(expr, scope: Scope):
             return s / facts[count]
 
         return average
-    slot = index[(fn, vs, col)]
+    slot = index[Fact(expr.fn, expr.vars, expr.column)]
     return lambda row, facts, mn: facts[slot]
 
 
-def _compile_nav(spec, scope: Scope):
-    """``fn -> row index`` of a navigation ``[vs, mode, logical_n, physical_n]`` (None outside
-    the partition or when the variable set has too few rows)."""
-    vs, mode, logical, physical = spec
+def _compile_nav(expr: Nav, scope: Scope):
+    """``fn -> row index`` of a navigation (None outside the partition or when the variable
+    set has too few rows)."""
+    logical, physical = expr.logical, expr.physical
     size = scope.size
     if not logical:
-        slot = scope.facts.index[(mode, _vs_key(vs))]
+        slot = scope.facts.index[Fact(expr.mode.value, expr.vars)]
 
         def nav(row, facts, mn):
             target = facts[slot]
@@ -371,8 +429,8 @@ def _compile_nav(spec, scope: Scope):
             return target if 0 <= target < size() else None
 
         return nav
-    slot = scope.facts.index[(mode + "n", _vs_key(vs), logical)]
-    pick = logical if mode == "first" else -1 - logical
+    slot = scope.facts.index[Fact(expr.mode.value + "n", expr.vars, logical)]
+    pick = logical if expr.mode is NavMode.FIRST else -1 - logical
 
     def deep_nav(row, facts, mn):
         rows = facts[slot]

@@ -15,27 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .evaluate import Match
-from .pattern import Repeat, Seq, Var
-
-
-def flat_sequence(node, var_index: dict):
-    """[[var, min, max, greedy], ...] when ``node`` is a strict sequence of (quantified)
-    variables with minimum >= 1, else None.  ``max`` -1 = unbounded."""
-    items = node.items if isinstance(node, Seq) else (node,)
-    if isinstance(node, Seq) and any(j != "strict" for j in node.junctions):
-        return None
-    sequence = []
-    for item in items:
-        if isinstance(item, Var):
-            sequence.append([var_index[item.name], 1, 1, True])
-        elif (isinstance(item, Repeat) and isinstance(item.body, Var) and item.min >= 1
-              and item.inner == "strict" and item.until is None and not item.possessive):
-            sequence.append([var_index[item.body.name], item.min,
-                             -1 if item.max is None else item.max, item.greedy])
-        else:
-            return None
-    return sequence
+from ..plan import SkipMode
+from ..rows import Match, Rows
 
 
 class MatchBlock:
@@ -57,32 +38,40 @@ class MatchBlock:
                 for k, (s, e) in enumerate(zip(self.starts.tolist(), self.ends.tolist()))]
 
 
+def expand(items: list) -> list:
+    """``Match`` tuples for a matcher's output (``MatchBlock``s expanded)."""
+    out = []
+    for item in items:
+        out.extend(item.matches() if isinstance(item, MatchBlock) else (item,))
+    return out
+
+
 class RunMatcher:
-    """Matches a flat sequence over the masks of a complete partition."""
+    """Matches a flat sequence (``program.SeqItem``s) over the masks of a complete partition."""
 
-    def __init__(self, sequence: list, masks: list, skip: str):
-        self.sequence = sequence  # [var, min, max, greedy]
+    def __init__(self, sequence: tuple, masks: list, skip: SkipMode):
+        self.sequence = sequence
         self.masks = masks  # per element: mask name or None (TRUE)
-        self.past_last = skip == "PAST LAST ROW"
+        self.past_last = skip is SkipMode.PAST_LAST_ROW
 
-    def match(self, rows) -> MatchBlock | None:
+    def match(self, rows: Rows) -> MatchBlock | None:
         """All matches of the partition in ``rows``, or None when the data needs backtracking."""
         n = rows.size
         masks = [np.frombuffer(rows.masks[name], dtype=np.uint8, count=n).astype(bool) if name else
                  np.ones(n, dtype=bool) for name in self.masks]
         last = len(self.sequence) - 1
-        for i, (_, low, high, _) in enumerate(self.sequence[:-1]):
-            if low != high and (masks[i] & masks[i + 1]).any():
+        for i, item in enumerate(self.sequence[:-1]):
+            if item.min != item.max and (masks[i] & masks[i + 1]).any():
                 return None
         position = np.arange(n)
         ok = np.ones(n, dtype=bool)
         takes = []
-        for i, (_, low, high, greedy) in enumerate(self.sequence):
+        for i, item in enumerate(self.sequence):
             run = _run_lengths(masks[i])[position]
-            ok &= run >= low
-            take = run if high < 0 else np.minimum(run, high)
-            if i == last and not greedy:
-                take = np.full(n, low)
+            ok &= run >= item.min
+            take = run if item.max is None else np.minimum(run, item.max)
+            if i == last and not item.greedy:
+                take = np.full(n, item.min)
             take = np.where(ok, take, 0)
             takes.append(take)
             position = np.minimum(position + take, n)
@@ -93,11 +82,33 @@ class RunMatcher:
             starts, ends = starts[chosen], ends[chosen]
         takes = np.stack([t[starts] for t in takes], axis=1) if len(starts) else np.zeros((0, last + 1), int)
         lengths = takes.reshape(-1)
-        variables = np.repeat(np.tile([v for v, _, _, _ in self.sequence], len(starts)), lengths)
+        variables = np.repeat(np.tile([item.var for item in self.sequence], len(starts)), lengths)
         owner = np.repeat(np.arange(len(starts)), takes.sum(axis=1))
         offsets = np.concatenate([[0], np.cumsum(takes.sum(axis=1))[:-1]]) if len(starts) else np.zeros(0, int)
         rows_ = starts[owner] + (np.arange(len(owner)) - offsets[owner])
         return MatchBlock(starts, ends, rows_, variables, owner)
+
+
+class RunsMatcher:
+    """Matches a whole partition at ``finish`` with a ``RunMatcher``, or, when its data needs
+    backtracking, with ``fallback`` (which has not been fed before)."""
+
+    def __init__(self, runs: RunMatcher, fallback):
+        self.runs = runs
+        self.fallback = fallback
+        self.rows = fallback.rows
+
+    def reset(self):
+        self.fallback.reset()
+
+    def feed(self, count: int = 0) -> list:
+        return []
+
+    def finish(self) -> list:
+        block = self.runs.match(self.rows)
+        if block is None:
+            return self.fallback.finish()
+        return [block] if len(block) else []
 
 
 def _run_lengths(mask: np.ndarray) -> np.ndarray:

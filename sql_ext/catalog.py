@@ -1,0 +1,52 @@
+"""Spark at the edge: what the rewrite asks of a Spark session, behind a small interface.
+
+The rewrite is pure but for this: the schema of a query (input columns, the types of the
+columns it precomputes) and the registration of the UDTF that runs an engine plan.
+``SparkCatalog`` answers from a SparkSession; tests may answer from a table of schemas.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+from udtf.plan import EnginePlan
+
+
+class Field(NamedTuple):
+    """A column: its name, Spark type (``DataType.simpleString()``) and the type's JSON form
+    (``DataType.jsonValue()``, as a JSON text), from which the worker rebuilds it exactly."""
+    name: str
+    type: str
+    json: str
+
+
+class Catalog(Protocol):
+    def schema(self, sql: str) -> tuple:
+        """The ``Field``s of the result of the Spark SQL query ``sql`` (no job runs)."""
+
+    def register(self, name: str, plan: EnginePlan, output: tuple) -> None:
+        """Make the table function ``name`` run ``plan`` with output columns ``output``
+        (``Field``s) for the rest of the session; a no-op when it exists."""
+
+
+class SparkCatalog:
+    def __init__(self, spark):
+        self.spark = spark
+
+    def schema(self, sql: str) -> tuple:
+        import json
+
+        return tuple(Field(f.name, f.dataType.simpleString(), json.dumps(f.dataType.jsonValue()))
+                     for f in self.spark.sql(sql).schema.fields)
+
+    def register(self, name: str, plan: EnginePlan, output: tuple) -> None:
+        if self.spark.catalog.functionExists(name):
+            return
+        import json
+
+        from pyspark.sql.types import StructType
+
+        from udtf.arrow import make_udtf
+
+        return_type = StructType.fromJson({"type": "struct", "fields": [
+            {"name": f.name, "type": json.loads(f.json), "nullable": True, "metadata": {}} for f in output]})
+        self.spark.udtf.register(name, make_udtf(plan, return_type))

@@ -1,0 +1,43 @@
+"""Matching: choose the fastest matcher that is exact for a program and its conditions.
+
+Tiers, fastest first (each falls back to the next where its assumptions fail):
+
+* ``runs.RunsMatcher``: a flat sequence of quantified variables over masks, standard
+  semantics, PAST LAST ROW / TO NEXT ROW, no WITHIN, no unmatched rows: numpy over the whole
+  partition (backtracking data falls back to the DFA);
+* ``dfa.DfaMatcher``: standard semantics, every condition a mask: a lazily built DFA;
+* ``standard.StandardMatcher``: standard semantics on the Pike VM;
+* ``flinkcep.FlinkMatcher``: FlinkCEP semantics on the Pike VM.
+"""
+from __future__ import annotations
+
+from ..plan import Semantics, SkipMode
+from ..program import Program
+from .base import Matcher, Options
+from .conditions import Conditions
+from .dfa import DfaMatcher, LazyDFA, dfa_masks
+from .flinkcep import FlinkMatcher
+from .runs import MatchBlock, RunMatcher, RunsMatcher, expand
+from .standard import StandardMatcher
+from .vm import Machine
+
+__all__ = ["Conditions", "MatchBlock", "Matcher", "Options", "expand", "matcher"]
+
+
+def matcher(program: Program, conditions: Conditions, options: Options):
+    """The matcher for ``program`` over ``conditions.rows``."""
+    machine = Machine(program, conditions, options.semantics, options.within)
+    if options.semantics is Semantics.FLINKCEP:
+        return FlinkMatcher(machine, options)
+    masks = None if machine.stateful else dfa_masks(program, conditions)
+    if masks is None:
+        vm = StandardMatcher(machine, options)
+    else:
+        vm = DfaMatcher(machine, options, LazyDFA(program, conditions, machine.closure, masks))
+    sequence = program.sequence
+    if sequence and not machine.stateful and options.within is None and not options.unmatched and \
+            options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW) and \
+            all(item.var not in conditions.until for item in sequence):
+        run_masks = [getattr(conditions.define.get(item.var), "mask", None) for item in sequence]
+        return RunsMatcher(RunMatcher(sequence, run_masks, options.skip.mode), vm)
+    return vm

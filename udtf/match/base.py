@@ -1,0 +1,58 @@
+"""What every matcher shares: its options and the incremental feeding protocol."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import NamedTuple
+
+from ..errors import MatchRecognizeError
+from ..plan import Semantics, Skip
+from ..rows import Rows
+
+
+class Options(NamedTuple):
+    semantics: Semantics = Semantics.STANDARD
+    skip: Skip = Skip()
+    within: object = None  # max distance between first and last row in ``Rows.order`` units
+    unmatched: bool = False  # WITH UNMATCHED ROWS
+    max_threads: int = 100_000
+    lookahead: int = 0  # rows past the current one that DEFINE may read (NEXT of a variable)
+
+
+class Matcher(ABC):
+    """Matches one partition at a time.  Call ``feed(count)`` after appending ``count`` rows to
+    ``rows`` (any number of times), then ``finish()``; both return the new matches (``Match``
+    tuples, or ``match.runs.MatchBlock``s); ``reset()`` starts the next partition."""
+
+    def __init__(self, rows: Rows, options: Options):
+        self.rows = rows
+        self.options = options
+        self.reset()
+
+    def reset(self):
+        self.match_number = 0
+        self.finished = False
+        self.pos = 0  # next row to read
+
+    def feed(self, count: int = 0) -> list:
+        out: list = []
+        self._run(out)
+        return out
+
+    def finish(self) -> list:
+        self.finished = True
+        return self.feed()
+
+    @abstractmethod
+    def _run(self, out: list):
+        """Match the rows available now; append the matches found to ``out``."""
+
+    def _limit(self) -> int:
+        """Rows that may be processed now: DEFINE may look ``lookahead`` rows ahead."""
+        return self.rows.size if self.finished else self.rows.size - self.options.lookahead
+
+    def _check_threads(self, threads):
+        if len(threads) > self.options.max_threads:
+            raise MatchRecognizeError(
+                f"more than {self.options.max_threads} simultaneous partial matches in one partition;"
+                " the pattern is too ambiguous for this data (tighten DEFINE, add WITHIN, or use a"
+                " stricter contiguity)")

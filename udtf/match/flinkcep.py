@@ -1,0 +1,114 @@
+"""FlinkCEP semantics (Fu & Wu, Section 6.2 / Algorithm 2) on the Pike VM.
+
+Runs from every start advance together, ordered by start then priority; after each row the
+accepting runs are reported in that order and the skip strategy prunes the run list.  Empty
+matches are never reported and equivalent runs are all kept (each is a distinct match).
+"""
+from __future__ import annotations
+
+from ..plan import SkipMode
+from ..program import ACCEPT, Kind
+from ..rows import Match
+from .base import Matcher, Options
+from .vm import Machine
+
+
+class FlinkMatcher(Matcher):
+    def __init__(self, machine: Machine, options: Options):
+        self.machine = machine
+        super().__init__(machine.rows, options)
+
+    def reset(self):
+        super().reset()
+        self.threads: list = []  # (start, state, facts, chain) in run order
+        self.pending: list = []  # accepts of the last row read, reported before the next
+
+    def _run(self, out):
+        """Algorithm 2: all runs advance over each row in order (start, priority); every
+        configuration a consumed row leads to is one run.  The runs that accept after row p are
+        reported before row p + 1 is read, once runs waiting on that row (notNext, a possessive
+        loop, ``$``) know whether they accept at p too, so the order is end row, start row,
+        priority."""
+        machine = self.machine
+        closure, within = machine.closure[False], self.options.within is not None
+        while self.pos < self._limit():
+            row = self.pos
+            threads = self._report(*self._release(row), out)
+            if within:
+                threads = [t for t in threads if machine.within(t[0], row)]
+            threads += [(row, s, f, c) for s, f, c in self._starting(row)]
+            nxt: list = []
+            accepts: list = []  # (start, end, chain)
+            for start, state, facts, chain in threads:
+                for target, new_facts, new_chain, stored in machine.moves(state, facts, chain, row):
+                    for s in closure[target]:
+                        if s != ACCEPT:
+                            nxt.append((start, s, new_facts, new_chain))
+                        elif stored:
+                            accepts.append((False, len(nxt), 0, start, row, new_chain))
+            self._check_threads(nxt)
+            self.threads, self.pending = nxt, accepts
+            self.pos = row + 1
+        if self.finished:
+            self._report(*self._release(None), out)
+            self.threads, self.pending = [], []
+
+    def _starting(self, row) -> list:
+        """The threads of a run starting at ``row`` (its waits on ``row`` resolved)."""
+        machine = self.machine
+        threads: list = []
+        for s in machine.closure[row == 0][machine.start_state]:
+            if s == ACCEPT:
+                continue  # a run stores at least one row
+            if machine.holds[s] is None:
+                threads.append((s, machine.initial_facts, None))
+            else:
+                machine.release(s, machine.initial_facts, None, row, threads, lambda f, c: False)
+        return threads
+
+    def _release(self, row):
+        """(runs ready to read ``row``, accepts to report now): held runs are resolved against
+        ``row`` (None: the partition end); their accepts join the pending ones in run order."""
+        machine = self.machine
+        ready: list = []
+        accepts = list(self.pending)
+        within = self.options.within is not None
+        for index, (start, state, facts, chain) in enumerate(self.threads):
+            if machine.holds[state] is None:
+                ready.append((start, state, facts, chain))
+                continue
+            released: list = []
+            found: list = []
+            expired = within and row is not None and not machine.within(start, row)
+            machine.release(state, facts, chain, row, released, lambda f, c: found.append(c) or False, expired)
+            if found and chain is not None:
+                # a window close confirms after the matches the rows before it completed
+                accepts.append((machine.holds[state][0] is Kind.EXPIRE, index, 1, start, chain[0], found[0]))
+            ready += [(start, s, f, c) for s, f, c in released]
+        accepts.sort(key=lambda a: a[:3])
+        return ready, [a[3:] for a in accepts]
+
+    def _report(self, threads, accepts, out) -> list:
+        """Report accepting runs in run order and prune the runs by the skip strategy
+        (Algorithm 2 step 3; SKIP TO FIRST/LAST as the FlinkCEP documentation defines them)."""
+        skip = self.options.skip
+        dead_starts: set = set()
+        dead_ranges: list = []
+        for start, end, chain in accepts:
+            if start in dead_starts or any(lo <= start < hi for lo, hi in dead_ranges):
+                continue
+            rows = self.machine.rows_of(chain)
+            self.match_number += 1
+            out.append(Match(self.match_number, rows[0][0], end, rows))
+            if skip.mode is SkipMode.PAST_LAST_ROW:
+                dead_ranges.append((0, end + 1))
+            elif skip.mode is SkipMode.TO_NEXT_ROW:
+                dead_starts.add(start)
+            elif skip.mode in (SkipMode.TO_FIRST, SkipMode.TO_LAST):
+                targets = [r for r, var, _ in rows if var in skip.vars]
+                if targets:
+                    dead_ranges.append((rows[0][0], targets[0] if skip.mode is SkipMode.TO_FIRST else targets[-1]))
+        if not dead_starts and not dead_ranges:
+            return threads
+        return [t for t in threads
+                if t[0] not in dead_starts and not any(lo <= t[0] < hi for lo, hi in dead_ranges)]

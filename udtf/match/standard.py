@@ -1,0 +1,144 @@
+"""Standard semantics (SQL:2016) on the Pike VM: for each candidate start row, the first
+match in preferment order.
+
+Threads of one start advance in lockstep, in priority order; a thread reaching the same state
+with the same facts as a higher-priority one is dropped (thread equivalence), so e.g.
+``(A+)+ B`` stays linear; an accepting thread cuts every lower-priority one.  The next start
+follows the AFTER MATCH SKIP clause.
+"""
+from __future__ import annotations
+
+from ..errors import MatchRecognizeError
+from ..plan import SkipMode
+from ..rows import Match
+from .base import Matcher, Options
+from .vm import Machine
+
+
+class StandardMatcher(Matcher):
+    def __init__(self, machine: Machine, options: Options):
+        self.machine = machine
+        super().__init__(machine.rows, options)
+
+    def reset(self):
+        super().reset()
+        self.start = 0  # the start row being tried
+        self.threads: list = []  # its live threads
+        self.best = None  # (end, chain) of its preferred accepting thread so far
+        self.covered = -1  # last row that belongs to a reported match
+
+    # ---- one start after the other -----------------------------------------------------
+    def _run(self, out):
+        rows, machine = self.rows, self.machine
+        while True:
+            if not self.threads and self.best is None:
+                if self.start >= rows.size:
+                    return
+                if self._scan(out) is False:
+                    return
+                self._begin(self.start)
+            while self.threads:
+                row = self.pos
+                if row >= self._limit():
+                    if not self.finished:
+                        return
+                    self._close(self.threads)
+                    self.threads = []
+                    break
+                if not machine.within(self.start, row):
+                    self._close(self.threads, row)
+                    self.threads = []
+                    break
+                nxt, seen = [], set()
+                for thread in self.threads:
+                    if self._step(thread, row, nxt, seen):
+                        break
+                self._check_threads(nxt)
+                self.threads = nxt
+                self.pos = row + 1
+            best, self.best = self.best, None
+            if best is None:
+                self._decide(out, None, ())
+            else:
+                self._decide(out, best[0], machine.rows_of(best[1]))
+
+    def _scan(self, out):
+        """Decide starts from ``self.start`` on without the VM, where a faster tier can (see
+        ``match.dfa``).  False: wait for more rows; None: let the VM decide ``self.start``."""
+        return None
+
+    def _begin(self, start: int):
+        self.best = None
+        self.threads = []
+        self.pos = start
+        self.machine.add(self.machine.start_state, self.machine.initial_facts, None, start == 0, self.threads,
+                         set(), lambda f, c: self._record(c, start - 1))
+
+    def _record(self, chain, end) -> bool:
+        self.best = (end, chain)
+        return True
+
+    def _end(self, chain) -> int:
+        """The last row of a match (``start - 1`` for an empty one)."""
+        return chain[0] if chain is not None else self.start - 1
+
+    def _step(self, thread, row, out, seen) -> bool:
+        """Advance one thread over ``row`` (holds are resolved first).  True when cut."""
+        machine = self.machine
+        state, facts, chain = thread
+        if machine.holds[state] is not None:
+            released: list = []
+            cut = machine.release(state, facts, chain, row, released, lambda f, c: self._record(c, self._end(c)))
+            for t in released:
+                if self._step(t, row, out, seen):
+                    return True
+            return cut
+        for target, new_facts, new_chain, _ in machine.moves(state, facts, chain, row):
+            if machine.add(target, new_facts, new_chain, False, out, seen, lambda f, c: self._record(c, row)):
+                return True
+        return False
+
+    def _close(self, threads, row=None):
+        """The runs of ``threads`` have no next row: the partition ended (``row`` None) or
+        ``row`` lies beyond their WITHIN window.  Release what waits for that; look for
+        acceptance."""
+        machine = self.machine
+        for state, facts, chain in threads:
+            if machine.holds[state] is not None and machine.release(
+                    state, facts, chain, row, [], lambda f, c: self._record(c, self._end(c)), expired=True):
+                return
+
+    # ---- reporting -------------------------------------------------------------------------
+    def _decide(self, out, end, rows: tuple):
+        """Report the match of ``self.start`` (``end`` None: no match) and move to the next start."""
+        start = self.start
+        if end is None:
+            if self.options.unmatched and start > self.covered:
+                out.append(Match(None, start, start, ()))
+            self.start = start + 1
+            return
+        self.match_number += 1
+        out.append(Match(self.match_number, start, end, rows))
+        if end >= start:
+            self.covered = max(self.covered, end)
+        self.start = self._next_start(start, end, rows)
+
+    def _next_start(self, start: int, end: int, rows: tuple) -> int:
+        skip = self.options.skip
+        if end < start:  # an empty match: resume at the next row
+            return start + 1
+        if skip.mode is SkipMode.PAST_LAST_ROW:
+            return end + 1
+        if skip.mode in (SkipMode.TO_NEXT_ROW, SkipMode.NO_SKIP):
+            return start + 1
+        targets = [r for r, var, _ in rows if var in skip.vars]
+        if not targets:
+            raise MatchRecognizeError(
+                f"AFTER MATCH SKIP {skip.mode.value} {skip.name} failed: pattern variable is not present in match",
+                *skip.at)
+        target = targets[0] if skip.mode is SkipMode.TO_FIRST else targets[-1]
+        if target == start:
+            raise MatchRecognizeError(
+                f"AFTER MATCH SKIP {skip.mode.value} {skip.name} failed: cannot skip to first row of match",
+                *skip.at)
+        return target

@@ -1,0 +1,106 @@
+"""The stepping rules both output policies share: a ``Program`` bound to its conditions.
+
+A *thread* is one run of the DST: (state, facts, chain).  ``facts`` are the running folds the
+DEFINE conditions read (see ``udtf.expr.FactTable``); ``chain`` is the run's captured rows as
+a parent-pointer list ``(row, var, excluded, parent)`` shared between forks (SASE's shared
+buffer), so forking a run is O(1).  Epsilon closures are precomputed per state (EPSCLS).
+"""
+from __future__ import annotations
+
+from ..program import ACCEPT, WAITS, Kind, Program, closures
+from ..plan import Semantics
+from .conditions import Conditions
+
+
+class Machine:
+    """Transitions with compiled guards, waiting states, epsilon closures, and the moves of a
+    thread over one row."""
+
+    def __init__(self, program: Program, conditions: Conditions, semantics: Semantics, within=None):
+        self.rows = conditions.rows
+        self.within_limit = within  # max distance between first and last row, in ``rows.order`` units
+        self.stateful = bool(conditions.table.facts)
+        self.initial_facts = conditions.table.initial
+        self.fold = conditions.table.fold
+        self.start_state = program.start
+        self.transitions = [
+            tuple((conditions.guard(t.guard), conditions.guard(t.stop) if t.stop is not None else None,
+                   t.var, t.excluded, t.target) for t in state.transitions)
+            for state in program.states]
+        # (kind, guard, target) of a state that waits for the next row, else None
+        self.holds = [(state.kind, conditions.guard(state.guard) if state.kind is Kind.PEEK else None, state.target)
+                      if state.kind in WAITS else None for state in program.states]
+        exits = semantics is Semantics.STANDARD
+        self.closure = (closures(program, False, exits), closures(program, True, exits))
+
+    def add(self, state, facts, chain, at_start, out, seen, accept) -> bool:
+        """Add the epsilon closure of ``state`` to ``out``; ``accept(facts, chain)`` returns True
+        to cut everything of lower priority.  ``seen`` (or None) holds the (state, facts) keys
+        already present: an equivalent thread of lower priority is dropped.  True when cut."""
+        for s in self.closure[at_start][state]:
+            if s == ACCEPT:
+                if accept(facts, chain):
+                    return True
+                continue
+            if seen is not None:
+                key = (s, facts)
+                if key in seen:
+                    continue
+                seen.add(key)
+            out.append((s, facts, chain))
+        return False
+
+    def moves(self, state, facts, chain, row):
+        """(target, facts, chain, stored) for each transition of ``state`` that reads ``row``,
+        in priority order."""
+        for guard, stop, var, excluded, target in self.transitions[state]:
+            if guard is not None and not guard(row, facts):
+                continue
+            if stop is not None and stop(row, facts):
+                continue
+            if var >= 0:
+                yield target, self.fold(facts, row, var) if self.stateful else facts, (row, var, excluded, chain), True
+            elif chain is not None:  # a run never starts with an ignored row
+                yield target, facts, chain, False
+
+    def release(self, state, facts, chain, row, out, accept, expired=False, visited=frozenset()) -> bool:
+        """Resolve a thread held before ``row`` is read.  ``row`` None: the partition ended, every
+        hold passes; ``expired``: ``row`` lies beyond the run's WITHIN window, so a notNext or a
+        trailing notFollowedBy passes but ``$`` does not.  The threads it releases go to ``out`` in
+        priority order; ``accept(facts, chain)`` is called as in ``add``.  True when cut.  A
+        hold reached again without reading a row is not resolved twice."""
+        if state in visited:
+            return False
+        kind, guard, target = self.holds[state]
+        if row is not None:
+            if kind is Kind.EOL or (kind is Kind.EXPIRE and not expired):
+                return False
+            if kind is Kind.PEEK and not expired and guard is not None and not guard(row, facts):
+                return False
+        position = self.rows.size if row is None else row
+        local: list = []
+        cut = self.add(target, facts, chain, position == 0, local, None, accept)
+        visited = visited | {state}
+        for s, f, c in local:
+            if self.holds[s] is None:
+                out.append((s, f, c))
+            elif self.release(s, f, c, row, out, accept, expired, visited):
+                return True
+        return cut
+
+    def within(self, start: int, row: int) -> bool:
+        """Do ``start`` and ``row`` lie within the WITHIN window (always, without one)?"""
+        if self.within_limit is None:
+            return True
+        first, last = self.rows.order[start], self.rows.order[row]
+        return first is not None and last is not None and last - first <= self.within_limit
+
+    @staticmethod
+    def rows_of(chain) -> tuple:
+        """The (row, var, excluded) captures of a chain, ascending."""
+        rows = []
+        while chain is not None:
+            rows.append(chain[:3])
+            chain = chain[3]
+        rows.reverse()
+        return tuple(rows)

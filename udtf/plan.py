@@ -1,0 +1,145 @@
+"""The engine plan: everything a worker needs to run one MATCH_RECOGNIZE, as typed records.
+
+The driver (``sql_ext``) builds an ``EnginePlan``; it travels as JSON (``to_json`` /
+``from_json``, checked against ``VERSION`` on the worker) inside the registered UDTF.
+
+Columns the UDTF receives, by role:
+
+* ``partition``: the PARTITION BY columns (rows of a partition arrive contiguous, in order);
+* ``masks``: booleans that Spark computed (the row-level part of a condition);
+* ``derived``: masks the UDTF computes itself from input columns and their PREVs;
+* ``values``: columns the engine reads as Python values (match-state expressions);
+* ``order_key``: the WITHIN key (microseconds or days), when there is a WITHIN.
+"""
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import NamedTuple
+
+from . import expr  # noqa: F401  (its records travel in the plan: they must be registered to decode)
+from .errors import MatchRecognizeError, Pos
+from .program import Program
+from .wire import decode, encode, record
+
+VERSION = 1
+
+
+@record
+class Semantics(str, Enum):
+    STANDARD = "standard"  # SQL:2016: for each start row, the preferred match
+    FLINKCEP = "flinkcep"  # Fu & Wu Section 6.2: every accepting run, as it completes
+
+
+@record
+class SkipMode(str, Enum):
+    PAST_LAST_ROW = "PAST LAST ROW"
+    TO_NEXT_ROW = "TO NEXT ROW"
+    TO_FIRST = "TO FIRST"
+    TO_LAST = "TO LAST"
+    NO_SKIP = "NO SKIP"
+
+
+@record
+class RowsMode(str, Enum):
+    ONE = "ONE"
+    ALL_SHOW = "ALL SHOW"
+    ALL_OMIT = "ALL OMIT"
+    ALL_WITH_UNMATCHED = "ALL WITH UNMATCHED"
+
+
+@record
+class Skip(NamedTuple):
+    """AFTER MATCH SKIP: ``vars`` (variable indexes), ``name`` and ``at`` (its line:column in
+    the user's SQL) describe the target of TO FIRST / TO LAST."""
+    mode: SkipMode = SkipMode.PAST_LAST_ROW
+    vars: tuple = ()
+    name: str = ""
+    at: Pos = (None, None)
+
+
+@record
+class Condition(NamedTuple):
+    """A DEFINE (or UNTIL) condition of variable ``var``: the AND of a mask column (row-level
+    part; None = TRUE) and a match-state expression (``udtf.expr``; None = TRUE)."""
+    var: int
+    mask: str | None
+    expr: object
+
+
+@record
+class Lagged(NamedTuple):
+    """Column ``column`` ``lag`` rows back in the partition (0 = the current row)."""
+    column: str
+    lag: int
+
+
+@record
+class Comparison(NamedTuple):
+    op: str  # = <> < <= > >=
+    left: Lagged
+    right: Lagged
+
+
+@record
+class DerivedMask(NamedTuple):
+    """The AND of ``comparisons`` (NULL counts as false), computed in the UDTF."""
+    name: str
+    comparisons: tuple
+
+
+@record
+class Atom(NamedTuple):
+    """A measure part the engine computes; ``final``: FINAL (else RUNNING) semantics."""
+    expr: object
+    final: bool
+
+
+@record
+class OutputKind(str, Enum):
+    CARRY = "carry"  # an input column of the row the output row stands for
+    TAKE = "take"  # an input column at the row a navigation atom lands on
+    VALUE = "value"  # the value the engine computed for an atom
+
+
+@record
+class Output(NamedTuple):
+    kind: OutputKind
+    column: str | None = None  # CARRY, TAKE
+    atom: int | None = None  # TAKE, VALUE
+
+
+@record
+class EnginePlan(NamedTuple):
+    program: Program
+    semantics: Semantics
+    skip: Skip
+    rows: RowsMode
+    define: tuple  # of Condition
+    until: tuple  # of Condition
+    partition: tuple  # column names
+    masks: tuple  # mask columns Spark computes
+    derived: tuple  # of DerivedMask
+    values: tuple  # column names
+    order_key: str | None
+    within: float | None  # in order_key units
+    lookahead: int  # rows past the current one that DEFINE reads (NEXT)
+    atoms: tuple  # of Atom
+    output: tuple  # of Output, one per UDTF output column
+    max_threads: int
+
+    def to_json(self) -> str:
+        return json.dumps({"version": VERSION, "plan": encode(self)}, sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str) -> EnginePlan:
+        data = json.loads(text)
+        if data.get("version") != VERSION:
+            raise MatchRecognizeError(
+                f"this MATCH_RECOGNIZE was planned by a sparkcep whose engine plan version is "
+                f"{data.get('version')}, but the worker runs version {VERSION}: install the same "
+                "sparkcep on the driver and the executors")
+        plan = decode(data["plan"])
+        if not isinstance(plan, EnginePlan):
+            raise MatchRecognizeError("malformed engine plan")
+        return plan
