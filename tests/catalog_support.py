@@ -1,0 +1,41 @@
+"""A ``sql_ext.catalog.Catalog`` without Spark, for tests of the rewrite that need no JVM.
+
+Schemas come from a table of DDL strings; the types of computed columns are sqlglot's guess
+(``annotate_types``), which is close enough for tests of analysis, planning and lowering but
+is not Spark's word: tests that check types or results go through Spark.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import sqlglot
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+
+from sql_ext.catalog import Field
+
+_JSON = {"int": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte", "string": "string",
+         "double": "double", "float": "float", "boolean": "boolean", "date": "date", "timestamp": "timestamp",
+         "timestamp_ntz": "timestamp_ntz"}
+
+
+def field(name: str, type_: str) -> Field:
+    type_ = type_.lower().replace(" ", "")
+    return Field(name, type_, json.dumps(_JSON.get(type_, type_)))
+
+
+class StaticCatalog:
+    def __init__(self, tables: dict):
+        """``tables``: name -> DDL column list such as ``"k string, t int, p decimal(10,2)"``."""
+        self.schemas = {name: dict(column.split(None, 1) for column in re.split(r",(?![^(]*\))", ddl))
+                        for name, ddl in tables.items()}
+        self.registered: dict = {}  # UDTF name -> (EnginePlan, output Fields)
+
+    def schema(self, sql: str) -> tuple:
+        tree = qualify(sqlglot.parse_one(sql, read="spark"), schema=self.schemas, dialect="spark")
+        tree = annotate_types(tree, schema=self.schemas, dialect="spark")
+        return tuple(field(e.alias_or_name, e.type.sql("spark").lower()) for e in tree.selects)
+
+    def register(self, name: str, plan, output: tuple) -> None:
+        self.registered.setdefault(name, (plan, output))

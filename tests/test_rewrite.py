@@ -1,0 +1,123 @@
+"""The rewrite without Spark: analysis, planning and lowering are pure functions of the clause
+and the types a catalog gives (here ``catalog_support.StaticCatalog``); the engine plan and the
+program survive their JSON wire format."""
+from __future__ import annotations
+
+import pytest
+
+from catalog_support import StaticCatalog
+from sql_ext import explain
+from sql_ext.parse import parse, parse_one, split_statements, to_spark_sql
+from sql_ext.rewrite import rewrite_statement
+from test_sql_errors import CASES, SPECIAL, query
+from sql_support import at
+from udtf.compile import compile_pattern
+from udtf.errors import MatchRecognizeError
+from udtf.pattern import parse_pattern, variables
+from udtf.plan import EnginePlan
+from udtf.program import Program
+
+SERIES = StaticCatalog({"series": "k string, t int, p int"})
+TICKS = StaticCatalog({"ticks": "symbol string, ts timestamp, price decimal(10,2), day date"})
+
+
+def lowered(sql: str, catalog=TICKS) -> list:
+    return [lowered for tree in parse(sql) for _, lowered in rewrite_statement(tree, catalog)]
+
+
+# the analysis errors of test_sql_errors, raised without Spark
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_analysis_errors_need_no_spark(case):
+    name, parts, message, needle, *occurrence = case
+    sql = SPECIAL[name]() if name in SPECIAL else query(**parts)
+    with pytest.raises(MatchRecognizeError) as info:
+        lowered(sql, SERIES)
+    assert (info.value.message, info.value.line, info.value.column) == (message, *at(sql, needle, *occurrence))
+
+
+V_SHAPE = """SELECT * FROM ticks MATCH_RECOGNIZE (
+  PARTITION BY symbol ORDER BY ts
+  MEASURES FIRST(DOWN.ts) AS start_ts, LAST(UP.ts) AS end_ts, AVG(DOWN.price) AS avg_down
+  PATTERN (STRT DOWN+ UP+) WITHIN INTERVAL '1' HOUR
+  DEFINE DOWN AS price < PREV(price), UP AS price > PREV(price) AND price - FIRST(DOWN.price) < 5) AS m"""
+
+
+def test_engine_plan_round_trips_through_json():
+    (plan,) = [l.plan for l in lowered(V_SHAPE)]
+    assert EnginePlan.from_json(plan.to_json()) == plan
+    assert plan.within == 3_600_000_000 and plan.order_key is not None
+    assert [d.name for d in plan.derived] and plan.values
+
+
+def test_engine_plan_version_is_checked():
+    (plan,) = [l.plan for l in lowered(V_SHAPE)]
+    stale = plan.to_json().replace('"version": 1', '"version": 0')
+    with pytest.raises(MatchRecognizeError, match="engine plan version is 0, but the worker runs version 1"):
+        EnginePlan.from_json(stale)
+
+
+@pytest.mark.parametrize("pattern", ["A B+ C*?", "(A | B){2,3} PERMUTE(C, D)", "^ A {- B -} C $",
+                                     "A -> ~B -> C", "A ->> B->>+ -> C", "(A B)+ UNTIL C", "A B++ C",
+                                     "A ~B C", "()", "(A*)*"])
+def test_program_round_trips_through_json(pattern):
+    node = parse_pattern(pattern)
+    program = compile_pattern(node, variables(node), within=True)
+    assert Program.from_json(program.to_json()) == program
+
+
+def test_same_plan_same_udtf_name():
+    first, second = lowered(V_SHAPE), lowered(V_SHAPE)
+    assert first[0].name == second[0].name
+    other = lowered(V_SHAPE.replace("< 5)", "< 6)"))
+    assert other[0].name != first[0].name
+
+
+def test_generated_sql_calls_the_udtf_over_a_sorted_table_argument():
+    tree = parse_one(V_SHAPE)
+    ((_, result),) = rewrite_statement(tree, TICKS)
+    sql = to_spark_sql(tree)
+    assert f"FROM {result.name.upper()}(TABLE(SELECT * FROM (SELECT *," in sql
+    assert "DISTRIBUTE BY `symbol` SORT BY `symbol`, `ts`" in sql
+    assert "MATCH_RECOGNIZE" not in sql.upper()
+
+
+@pytest.mark.parametrize("interval, micros", [
+    ("INTERVAL '10' SECOND", 10_000_000), ("INTERVAL 10 SECONDS", 10_000_000),
+    ("INTERVAL '1.5' SECOND", 1_500_000), ("INTERVAL 1 HOUR 30 MINUTES", 5_400_000_000),
+    ("INTERVAL '1 day 2 hours'", 93_600_000_000), ("INTERVAL '1 10:00:00' DAY TO SECOND", 122_400_000_000),
+    ("INTERVAL '10:30' HOUR TO MINUTE", 37_800_000_000), ("INTERVAL 100 MILLISECONDS", 100_000),
+    ("INTERVAL '2' DAY", 172_800_000_000)])
+def test_within_lengths_without_spark(interval, micros):
+    (plan,) = [l.plan for l in lowered(V_SHAPE.replace("INTERVAL '1' HOUR", interval))]
+    assert plan.within == micros
+
+
+@pytest.mark.parametrize("interval, message", [
+    ("INTERVAL '1' MONTH", "WITHIN must be a day-time interval; MONTH is not a day-time unit"),
+    ("INTERVAL -5 MINUTES", "WITHIN must not be negative"),
+    ("INTERVAL '1:2:3' HOUR TO MINUTE", "WITHIN: '1:2:3' does not fit INTERVAL HOUR TO MINUTE")])
+def test_within_errors(interval, message):
+    sql = V_SHAPE.replace("INTERVAL '1' HOUR", interval)
+    with pytest.raises(MatchRecognizeError) as info:
+        lowered(sql)
+    assert info.value.message.startswith(message)
+    assert (info.value.line, info.value.column) == at(sql, "INTERVAL")
+
+
+def test_explain_shows_the_program_that_runs():
+    ((clause, plan),) = explain.automata(V_SHAPE, TICKS)
+    assert plan == lowered(V_SHAPE)[0].plan
+    text = explain.text(clause, plan)
+    assert "PATTERN (STRT DOWN+ UP+)" in text and "DOWN --" not in text
+    assert "--1: DOWN--> q" in text or "--1: DOWN" in text
+    assert explain.graphviz(plan).startswith("digraph dst {")
+    assert explain.mermaid(plan).startswith("flowchart LR")
+
+
+def test_statements_keep_their_positions_in_the_script():
+    script = "SELECT 1;\nSELECT ';' ;\n\n  SELECT x FROM t MATCH_RECOGNIZE (PATTERN (A+ B)) AS m"
+    statements = split_statements(script)
+    assert len(statements) == 3
+    with pytest.raises(MatchRecognizeError) as info:
+        lowered(statements[2], StaticCatalog({"t": "x int"}))
+    assert (info.value.line, info.value.column) == at(script, "MATCH_RECOGNIZE")
