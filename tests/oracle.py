@@ -51,6 +51,12 @@ which for these patterns is the depth-first order below:
   loop do not;
 * group iterations are strictly contiguous (the paper's grammar; ``(X)->{n,m}`` /
   ``(X)->>{n,m}`` get the same gap rule as a relaxed/any loop: our extension);
+* a run is the sequence of automaton states it is in after each row it takes (Appendix A):
+  a take's state is its variable occurrence with the iteration counters of the enclosing
+  loops, an unbounded loop counting up to max(n, 1) (its states are Q x [n]; from the last
+  one it goes back to its own start).  Derivations with the same takes into the same states
+  are one run: e.g. ``((B{0,3}){0,})`` reads a B row once, not once more after an empty
+  iteration, while ``(B{0,3}){1,3}`` reads it in iteration 1, 2 or 3 -- three runs;
 * negation (our syntax, not in the paper): in ``X j1 ~N j2 Y`` the junction into Y is j2;
   with j1 strict (notNext) the row right after X must not satisfy N, with j1 ``->``
   (notFollowedBy) none of the rows ignored in front of Y may satisfy N (the row Y takes may).
@@ -79,8 +85,8 @@ j the first start i after the last reported end with a run, its best run; TO FIR
 [match start, first/last row of v) are discarded (nothing when v is absent).
 
 Restrictions (NotImplementedError): reluctant quantifiers, alternation, PERMUTE,
-exclusion and anchors in FlinkCEP mode (not in the paper's grammar); group bodies that can
-match the empty sequence; UNTIL on a minimum-0 loop behind a non-strict junction (the
+exclusion and anchors in FlinkCEP mode (not in the paper's grammar); relaxed group loops
+whose body can start empty; UNTIL on a minimum-0 loop behind a non-strict junction (the
 appendix is ambiguous there); a negation must be followed by a non-optional element.
 """
 from __future__ import annotations
@@ -104,7 +110,10 @@ class Conditions:
 
     def holds(self, var, row, mapped, excluded=False):
         fn = self.define.get(var)
-        return True if fn is None else bool(fn(row, mapped + ((row, var, excluded),)))
+        if fn is None:
+            return True
+        # the FlinkCEP oracle's mappings carry the automaton state of each take as a 4th item
+        return bool(fn(row, tuple(m[:3] for m in mapped) + ((row, var, excluded),)))
 
     @classmethod
     def from_masks(cls, masks, until_masks=None):
@@ -330,11 +339,12 @@ class _Flink:
             return True
         return row >= self.n or not any(self.conds.holds(v, row, mapped) for v in first_vars(node.body))
 
-    def take(self, var, row, mapped, stops):
-        """Mapping after taking ``row`` into ``var``, or None when the transition is disabled."""
+    def take(self, var, row, mapped, stops, state):
+        """Mapping after taking ``row`` into ``var`` (reaching automaton ``state``), or None
+        when the transition is disabled."""
         if row >= self.end or self.blocked(stops, row, mapped) or not self.conds.holds(var, row, mapped):
             return None
-        return mapped + ((row, var, False),)
+        return mapped + ((row, var, False, state),)
 
     def may_ignore(self, row, mapped, stops) -> bool:
         # a run starts with a take; the last row of the substream must be taken too, which the
@@ -342,26 +352,27 @@ class _Flink:
         return row < self.end and bool(mapped) and not self.blocked(stops, row, mapped)
 
     # ---- elements -------------------------------------------------------------------------
-    def element(self, node, pos, mapped, stops, cont):
+    def element(self, node, pos, mapped, stops, cont, path):
         """``node`` entered strictly at ``pos`` (its first transition reads row ``pos``); use
-        ``enter``, which also handles the paper's minimum-0 loops."""
+        ``enter``, which also handles the paper's minimum-0 loops.  ``path``: the iteration
+        counters of the enclosing loops (part of the automaton state of every take)."""
         if isinstance(node, Var):
-            m = self.take(node.name, pos, mapped, stops)
+            m = self.take(node.name, pos, mapped, stops, (id(node), path))
             if m is not None:
                 yield from cont(pos + 1, m)
         elif isinstance(node, Seq):
-            yield from self.sequence(node, pos, mapped, stops, cont)
+            yield from self.sequence(node, pos, mapped, stops, cont, path)
         elif isinstance(node, Repeat):
             if not node.greedy:
                 raise NotImplementedError("reluctant quantifier in FlinkCEP mode")
             if isinstance(node.body, Var):
-                yield from self.loop(node, pos, mapped, stops, cont)
+                yield from self.loop(node, pos, mapped, stops, cont, path)
             else:
-                yield from self.group(node, pos, mapped, stops, cont)
+                yield from self.group(node, pos, mapped, stops, cont, path)
         else:
             raise NotImplementedError(f"FlinkCEP oracle: {type(node).__name__}")
 
-    def enter(self, node, junction, pos, mapped, stops, cont, not_next=None, not_between=None):
+    def enter(self, node, junction, pos, mapped, stops, cont, path, not_next=None, not_between=None):
         """``node`` reached through ``junction`` from the element before it.  ``stops`` are the
         enclosing until conditions (the junction's own ignores are outside ``node``)."""
         if not_next is not None:
@@ -372,29 +383,30 @@ class _Flink:
                 and node.min == 0 and node.max is None):
             if not_between is not None and junction != STRICT:
                 raise NotImplementedError("notFollowedBy in front of a minimum-0 loop")
-            yield from self.min0_loop(node, junction, pos, mapped, stops, cont)
+            yield from self.min0_loop(node, junction, pos, mapped, stops, cont, path)
             return
         if junction == STRICT:
-            yield from self.element(node, pos, mapped, stops, cont)
+            yield from self.element(node, pos, mapped, stops, cont, path)
             return
         if isinstance(node, Repeat) and not isinstance(node.body, Var) and nullable(_first_item(node.body)):
             raise NotImplementedError("non-strict junction into a group that can start empty")
-        yield from self.wait(node, junction, pos, mapped, stops, cont, not_between, first=True)
+        yield from self.wait(node, junction, pos, mapped, stops, cont, path, not_between, first=True)
 
-    def wait(self, node, junction, pos, mapped, stops, cont, not_between, first):
+    def wait(self, node, junction, pos, mapped, stops, cont, path, not_between, first):
         """Skip-till-next (RELAXED) / skip-till-any (ANY) in front of ``node``."""
         if pos < self.end:
             can = any(self.conds.holds(v, pos, mapped) for v in first_vars(node))
             if can:  # derivations of node whose first transition takes row pos
                 yield from self.element(node, pos, mapped, stops,
-                                        lambda p, m: cont(p, m) if p > pos else NOTHING)
+                                        lambda p, m: cont(p, m) if p > pos else NOTHING, path)
             if (junction == ANY or not can) and self.may_ignore(pos, mapped, stops) and (
                     not_between is None or not self.conds.holds(not_between, pos, mapped)):
-                yield from self.wait(node, junction, pos + 1, mapped, stops, cont, not_between, False)
+                yield from self.wait(node, junction, pos + 1, mapped, stops, cont, path, not_between, False)
         if first and nullable(node):  # epsilon past an optional node: no rows ignored for it
-            yield from self.element(node, pos, mapped, stops, lambda p, m: cont(p, m) if p == pos else NOTHING)
+            yield from self.element(node, pos, mapped, stops, lambda p, m: cont(p, m) if p == pos else NOTHING,
+                                    path)
 
-    def sequence(self, node: Seq, pos, mapped, stops, cont):
+    def sequence(self, node: Seq, pos, mapped, stops, cont, path):
         # attach each negation to the element after it: X j1 ~N j2 Y
         elements, pending = [], None
         for k, item in enumerate(node.items):
@@ -416,25 +428,28 @@ class _Flink:
                 raise NotImplementedError("negation in front of an optional element")
             not_next = negation[0] if negation and negation[1] == STRICT else None
             not_between = negation[0] if negation and negation[1] == RELAXED else None
-            return self.enter(item, junction, p, m, stops, nxt, not_next, not_between)
+            return self.enter(item, junction, p, m, stops, nxt, path, not_next, not_between)
 
         yield from step(0, pos, mapped)
 
-    def loop(self, node: Repeat, pos, mapped, stops, cont):
+    def loop(self, node: Repeat, pos, mapped, stops, cont, path):
         """``B{n,m}`` entered strictly at pos: the first iteration takes row pos or the loop is
         skipped (minimum 0).  Inner contiguity governs the rows between iterations."""
         var, stops = node.body.name, stops + self.until_of(node)
+
+        def reached(done):  # the paper's q_i after ``done`` takes (q_n loops when unbounded)
+            return (id(node), path + (done if node.max is not None else min(done, node.min),))
 
         def state(done, p, m, gap):
             # gap: rows were ignored since the last take (the paper's q'_i): no exit
             if node.max is None or done < node.max:
                 if done == 0:
-                    m2 = self.take(var, p, m, stops)
+                    m2 = self.take(var, p, m, stops, reached(1))
                     if m2 is not None:
                         yield from state(1, p + 1, m2, False)
                 else:
                     holds = p < self.end and self.conds.holds(var, p, m)
-                    m2 = self.take(var, p, m, stops)
+                    m2 = self.take(var, p, m, stops, reached(done + 1))
                     if m2 is not None:
                         yield from state(done + 1, p + 1, m2, False)
                     if (node.inner == ANY or (node.inner == RELAXED and not holds)) and \
@@ -445,7 +460,7 @@ class _Flink:
 
         yield from state(0, pos, mapped, False)
 
-    def min0_loop(self, node: Repeat, junction, pos, mapped, stops, cont):
+    def min0_loop(self, node: Repeat, junction, pos, mapped, stops, cont, path):
         """Appendix A's ``B{0,inf}`` after junction theta: states q0 (final) and q0' (gap)."""
         var = node.body.name
         own = self.until_of(node)
@@ -458,7 +473,7 @@ class _Flink:
 
         def read(p, m, kind):
             holds = p < self.end and self.conds.holds(var, p, m)
-            m2 = self.take(var, p, m, stops)
+            m2 = self.take(var, p, m, stops, (id(node), path))
             if m2 is not None:
                 yield from q0(p + 1, m2)
             if (kind == ANY or (kind == RELAXED and not holds)) and self.may_ignore(p, m, stops):
@@ -474,20 +489,34 @@ class _Flink:
 
         yield from q0(pos, mapped)
 
-    def group(self, node: Repeat, pos, mapped, stops, cont):
-        """``(X){n,m}``: iterations strictly contiguous (or relaxed/any: extension)."""
-        if node.min == 0:
-            raise NotImplementedError("group with minimum 0 (undefined in the paper)")
-        if nullable(node.body):
-            raise NotImplementedError("group body that can match the empty sequence")
+    def group(self, node: Repeat, pos, mapped, stops, cont, path):
+        """``(X){n,m}``: iterations strictly contiguous (or relaxed/any: extension).
+
+        Appendix A's states are the body's, paired with the iteration number, which an
+        unbounded loop caps at max(n, 1): ``(X){n,inf}`` has states Q_X x [n], and the loop
+        goes from a final state (q, n) back to (q_X0, n).  So, run by run (a run being its
+        takes with the states they reach): an iteration that reads no row once the count is
+        capped ends in the state it started from, from which the run may only leave; below the
+        cap it moves on to the next counter, which is a run of its own.  Minimum 0 (left open by the paper): the
+        group may also be passed without an iteration."""
         if node.inner != STRICT and nullable(_first_item(node.body)):
             raise NotImplementedError("relaxed group loop whose body can start empty")
         stops = stops + self.until_of(node)
+        cap = node.max if node.max is not None else max(node.min, 1)
 
         def iteration(done, p, m):
             if node.max is None or done < node.max:
-                nxt = lambda p2, m2: iteration(done + 1, p2, m2)
-                yield from self.enter(node.body, STRICT if done == 0 else node.inner, p, m, stops, nxt)
+                inner = path + (min(done + 1, cap),)
+
+                def nxt(p2, m2):
+                    if p2 == p and node.max is None and done + 1 >= cap:
+                        # an empty iteration at the cap ends in the state it started from: the
+                        # run may leave from there, but another iteration would repeat this one
+                        return cont(p2, m2) if done + 1 >= node.min and self.may_leave(node, done + 1, p2, m2) \
+                            else NOTHING
+                    return iteration(done + 1, p2, m2)
+
+                yield from self.enter(node.body, STRICT if done == 0 else node.inner, p, m, stops, nxt, inner)
             if done >= node.min and self.may_leave(node, done, p, m):
                 yield from cont(p, m)
 
@@ -509,7 +538,8 @@ def flink_runs(pattern, n, conds, i, j, paper_min0=False):
         if p == j + 1 and m and m[0][0] == i and m[-1][0] == j:
             yield m
 
-    return list(ctx.enter(node, STRICT, i, (), [], final))
+    runs = dict.fromkeys(ctx.enter(node, STRICT, i, (), [], final, ()))  # one per run, in priority order
+    return [tuple(m[:3] for m in run) for run in runs]
 
 
 def flinkcep(pattern, n, conds, skip="NO SKIP", skip_to=(), within=None, order=None, paper_min0=False):

@@ -6,17 +6,13 @@ pure-Python engine and is compared, match by match and in report order, with the
 oracle ``tests/oracle.flinkcep``; a query whose lpat has an until runs twice, with the until
 written in DEFINE (``DEFINE P AS ... UNTIL name = 3``) and on the pattern (``P->+ UNTIL S``).
 
-The oracle refuses (NotImplementedError) two shapes the paper leaves undefined:
+Groups with minimum 0 and group bodies that match the empty sequence, which the paper's
+grammar allows but Flink mishandles (it loops forever on ``(P{0,3}){1,3}``, see
+tests/flink/README.md), follow Appendix A's states: an unbounded group counts iterations up to
+max(n, 1), and a run is the states it is in after each row (see ``tests/oracle.py``).
 
-* a group with minimum 0, ``(X){0,3}`` / ``(X)*`` ("undefined in the paper").  When that group
-  is the whole pattern it is checked against the oracle's answer for the same query with
-  minimum 1: empty matches are never reported, so ``(X){0,m}`` and ``(X){1,m}`` have the same
-  non-empty runs in the same priority order ("lifted" below).  Nested, it is skipped.
-* a group whose body can match the empty sequence, ``(P{0,3}){1,3}``, ``((A P){0,3})+``:
-  skipped (Flink loops forever on such patterns, see tests/flink/README.md).
-
-Counts (queries / runs incl. the pattern-until variants): see ``EXPECTED``; every checked
-run agrees.  Runtime ~30-60 s on a loaded 2-core machine (SLGGP is most of it).
+Counts (queries / runs incl. the pattern-until variants): see ``EXPECTED``; every run agrees.
+Runtime ~30-60 s on a loaded 2-core machine (SLGGP is most of it).
 
 (b) A deterministic sample of those queries, written as real SQL (``SEMANTICS FLINKCEP``,
 ``AFTER MATCH NO SKIP`` ..., ``P->{0,3}``, ``(A -> P->+){1,3}``, ``UNTIL``), runs through
@@ -26,8 +22,6 @@ query id -- and is compared with the oracle.
 from __future__ import annotations
 
 import random
-from collections import Counter
-from dataclasses import replace
 
 import pytest
 
@@ -35,13 +29,8 @@ import paper_families as pf
 
 import sql_ext
 
-# family -> (queries, runs, runs checked directly, runs checked lifted, runs skipped)
-EXPECTED = {
-    "NOGP": (378, 486, 486, 0, 0),
-    "SLGP": (3024, 3888, 2430, 1458, 0),
-    "LGP": (1008, 1296, 522, 270, 504),
-    "SLGGP": (9072, 11664, 4860, 2430, 4374),
-}
+# family -> (queries, runs checked)
+EXPECTED = {"NOGP": (378, 486), "SLGP": (3024, 3888), "LGP": (1008, 1296), "SLGGP": (9072, 11664)}
 
 
 def runs_of(queries):
@@ -50,27 +39,6 @@ def runs_of(queries):
         yield q
         if q.lq[2]:
             yield pf.with_pattern_until(q)
-
-
-def lifted(q: pf.Query):
-    """The query with its top-level minimum-0 group quantifier raised to minimum 1, or None."""
-    if q.family == "SLGGP":
-        return replace(q, g2=(1,) + q.g2[1:]) if q.g2 and q.g2[0] == 0 else None
-    if q.family in ("SLGP", "LGP"):
-        return replace(q, g1=(1,) + q.g1[1:]) if q.g1 and q.g1[0] == 0 else None
-    return None
-
-
-def expected(q: pf.Query):
-    """(how, oracle result) with how in "direct" / "lifted"; raises NotImplementedError when
-    neither the query nor its lifted form is in the oracle's scope."""
-    try:
-        return "direct", pf.oracle_result(q)
-    except NotImplementedError:
-        up = lifted(q)
-        if up is None:
-            raise
-        return "lifted", pf.oracle_result(up)
 
 
 def show(q, exp, got) -> str:
@@ -85,23 +53,15 @@ def show(q, exp, got) -> str:
 @pytest.mark.parametrize("family", pf.FAMILIES)
 def test_family_engine_matches_oracle(family):
     queries = pf.family(family)
-    counts, skipped, failures = Counter(), Counter(), []
+    runs, failures = 0, []
     for q in runs_of(queries):
-        counts["runs"] += 1
-        try:
-            how, exp = expected(q)
-        except NotImplementedError as e:
-            skipped[str(e)] += 1
-            continue
-        counts[how] += 1
-        got = pf.engine_result(q)
+        runs += 1
+        exp, got = pf.oracle_result(q), pf.engine_result(q)
         if got != exp:
             failures.append(show(q, exp, got))
-    summary = (len(queries), counts["runs"], counts["direct"], counts["lifted"], sum(skipped.values()))
-    print(f"{family}: queries={summary[0]} runs={summary[1]} direct={summary[2]} lifted={summary[3]} "
-          f"skipped={summary[4]} {dict(skipped)}")
-    assert not failures, f"{len(failures)} of {counts['direct'] + counts['lifted']} differ:\n" + "\n".join(failures[:10])
-    assert summary == EXPECTED[family]
+    print(f"{family}: queries={len(queries)} runs={runs}")
+    assert not failures, f"{len(failures)} of {runs} differ:\n" + "\n".join(failures[:10])
+    assert (len(queries), runs) == EXPECTED[family]
 
 
 def test_family_sizes_are_the_papers():
@@ -132,9 +92,8 @@ BATCH = 10  # MATCH_RECOGNIZE subqueries per spark.sql statement (larger unions 
 
 
 def sql_sample() -> list:
-    """[(query, expected matches)], deterministic: per family a seeded sample of the queries
-    the oracle covers (directly or lifted); lpat untils alternate between the DEFINE and the
-    pattern form."""
+    """[(query, expected matches)], deterministic: per family a seeded sample of the queries;
+    lpat untils alternate between the DEFINE and the pattern form."""
     rng = random.Random(SAMPLE_SEED)
     out = []
     for family, k in SAMPLE_SIZES.items():
@@ -145,11 +104,7 @@ def sql_sample() -> list:
                 break
             if q.lq[2] and rng.random() < .5:
                 q = pf.with_pattern_until(q)
-            try:
-                _, exp = expected(q)
-            except NotImplementedError:
-                continue
-            out.append((q, pf.as_matches(exp)))
+            out.append((q, pf.as_matches(pf.oracle_result(q))))
             picked += 1
     return out
 

@@ -178,14 +178,21 @@ class _Builder:
             return loop
 
         if node.max is None:
+            # iterations from the ``shared``-th on run through one copy of the body, as the
+            # paper's (q, n) states do: an iteration that reads no row leads back to the states
+            # the run is already in, never to a second run over the same rows
+            shared = max(node.min, 1)
             loop = self.new(State(Kind.SPLIT))
-            choice(iteration(max(node.min, 1) + 1, loop), cont, loop)
-            if node.min == 0:
-                return choice(iteration(1, loop), cont)
-            nxt = loop
-            for k in range(node.min, 0, -1):
-                nxt = iteration(k, nxt)
-            return nxt
+            if node.inner == STRICT or shared > 1:
+                body = iteration(shared, loop)  # entered as every later iteration is
+                choice(body, cont, loop)
+                first = loop if node.min == 0 else body
+            else:  # the first iteration is entered without the gap later ones may skip
+                choice(iteration(2, loop), cont, loop)
+                first = choice(iteration(1, loop), cont) if node.min == 0 else iteration(1, loop)
+            for k in range(shared - 1, 0, -1):
+                first = iteration(k, first)
+            return first
         nxt = cont
         for k in range(node.max, node.min, -1):
             nxt = choice(iteration(k, nxt), cont)

@@ -39,8 +39,16 @@ class FlinkMatcher(Matcher):
             threads += [(row, s, f, c) for s, f, c in self._starting(row)]
             nxt: list = []
             accepts: list = []  # (start, end, chain)
+            seen: set = set()
             for start, state, facts, chain in threads:
                 for target, new_facts, new_chain, stored in machine.moves(state, facts, chain, row):
+                    # one run reading a row into the same state twice (through two of its epsilon
+                    # paths) stays one run: a run is the states it is in after each row
+                    if new_chain is not None and stored:
+                        key = (start, target, new_facts, new_chain[:3], id(new_chain[3]))
+                        if key in seen:
+                            continue
+                        seen.add(key)
                     for s in closure[target]:
                         if s != ACCEPT:
                             nxt.append((start, s, new_facts, new_chain))
