@@ -11,13 +11,13 @@ from udtf.program import Def, Kind, Program, fold_guard
 
 from .catalog import Catalog
 from .analyze import variable_name
-from .parse import parse, position, to_spark_sql
-from .rewrite import rewrite_statement
+from .parse import position, to_spark_sql
+from .rewrite import rewrite_sql
 
 
 def automata(sql: str, catalog: Catalog) -> list:
     """(clause, engine plan) for every MATCH_RECOGNIZE in ``sql``, innermost first."""
-    return [(clause, lowered.plan) for tree in parse(sql) for clause, lowered in rewrite_statement(tree, catalog)]
+    return [(clause, lowered.plan) for clause, lowered in rewrite_sql(sql, catalog)[1]]
 
 
 def guard_text(guard, names) -> str:

@@ -8,13 +8,15 @@ For ``<input> MATCH_RECOGNIZE (...) AS m`` the replacement is::
 
 The UDTF's output schema is fixed per query (Arrow UDTFs have no ``analyze``), so each
 distinct engine plan gets its own UDTF, named by the plan's hash.  Everything here is pure:
-the types come in as ``catalog.Field``s (the rewrite asks Spark for them), the trees are built
-with sqlglot's builders, never by parsing generated text.
+the types come in as ``catalog.Field``s (the rewrite asks Spark for them).  The input relation
+and the alias keep the user's own text; what is generated is escaped (``quote``) or printed
+from sqlglot trees.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import NamedTuple
 
 from sqlglot import exp
@@ -27,6 +29,7 @@ from udtf.program import Program
 from .analyze import Analysis, analysis_column, error
 from .catalog import Field
 from .interval import within_micros
+from .parse import to_spark_sql
 from .plan import Plan, atom_name
 
 MAX_THREADS = 100_000
@@ -43,7 +46,12 @@ class Lowered(NamedTuple):
     name: str  # of the UDTF
     plan: EnginePlan
     output: tuple  # Fields of the UDTF's output
-    tree: exp.Expression  # replaces the clause and its input
+    text: str  # Spark SQL replacing the clause, its input and its alias
+
+
+def quote(name: str) -> str:
+    """``name`` as a Spark identifier."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def program(analysis: Analysis, plan: Plan) -> Program:
@@ -72,21 +80,22 @@ def within(analysis: Analysis, plan: Plan, input_fields: tuple) -> Within | None
     raise error(f"WITHIN needs a timestamp or date first ORDER BY key; {name} is {kind}", first)
 
 
-def computed_query(analysis: Analysis, plan: Plan) -> exp.Select:
+def computed_query(plan: Plan, input_text: str) -> str:
     """``SELECT *, <precomputed> FROM <input>``: the input with every column the plan needs."""
-    columns = [exp.Star()] + [exp.alias_(e.copy(), name, quoted=True) for name, e in plan.computed.items()]
-    return exp.select(*columns).from_(analysis.clause.input.copy())
+    columns = ["*"] + [f"{to_spark_sql(e)} AS {quote(name)}" for name, e in plan.computed.items()]
+    return f"SELECT {', '.join(columns)} FROM {input_text}"
 
 
-def aggregate_query(plan: Plan, computed: exp.Select) -> exp.Select | None:
+def aggregate_query(plan: Plan, computed: str) -> str | None:
     """A query whose columns are typed like the aggregate measures (or None without any)."""
-    typed = [exp.alias_(atom.sql.copy(), atom_name(k), quoted=True)
-             for k, atom in enumerate(plan.atoms) if atom.sql is not None]
-    return exp.select(*typed).from_(computed.copy().subquery()) if typed else None
+    typed = [f"{to_spark_sql(atom.sql)} AS {quote(atom_name(k))}" for k, atom in enumerate(plan.atoms)
+             if atom.sql is not None]
+    return f"SELECT {', '.join(typed)} FROM ({computed})" if typed else None
 
 
 def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: tuple,
-          computed_fields: tuple, aggregate_fields: tuple, computed: exp.Select) -> Lowered:
+          computed_fields: tuple, aggregate_fields: tuple, computed: str, alias: str) -> Lowered:
+    """``computed``: the text of ``computed_query``; ``alias``: the clause's own alias text."""
     clause = analysis.clause
     partition = [analysis_column(analysis, c) for c in clause.partition_by]
     types = {f.name: f for f in computed_fields}
@@ -119,36 +128,55 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         within=window.length if window else None, lookahead=plan.lookahead,
         atoms=tuple(a.atom for a in plan.atoms), output=tuple(outputs), max_threads=MAX_THREADS)
     output = tuple(output)
+    shipped = _shipped(engine_plan, types, clause)
     digest = hashlib.sha1((engine_plan.to_json() + json.dumps(output)).encode()).hexdigest()
     name = f"sparkcep_mr_{digest[:16]}"
-    return Lowered(name, engine_plan, output, _replacement(analysis, plan, name, partition, input_fields, computed))
+    text = _replacement(analysis, plan, name, partition, input_fields, computed, shipped) + alias
+    return Lowered(name, engine_plan, output, text)
+
+
+# Spark types PySpark's Arrow conversion cannot carry into a Python UDTF
+_NO_ARROW = re.compile(r"interval( year| month|$)")
+
+
+def _shipped(plan: EnginePlan, types: dict, clause) -> list:
+    """The columns the UDTF reads, in a fixed order: partition keys, masks, the columns derived
+    masks compare, values, the WITHIN key and the columns output rows carry or take."""
+    names = [*plan.partition, *plan.masks,
+             *(side.column for mask in plan.derived for c in mask.comparisons for side in (c.left, c.right)),
+             *plan.values, *([plan.order_key] if plan.order_key else []),
+             *(o.column for o in plan.output if o.column is not None)]
+    shipped = list(dict.fromkeys(names))
+    for name in shipped:
+        if _NO_ARROW.match(types[name].type):
+            raise error(f"column {name} of type {types[name].type} cannot pass through MATCH_RECOGNIZE "
+                        "(Spark has no Arrow conversion for it): cast it in the input, or leave it out", clause)
+    return shipped
 
 
 def _replacement(analysis: Analysis, plan: Plan, name: str, partition: list, input_fields: tuple,
-                 computed: exp.Select) -> exp.Select:
+                 computed: str, shipped: list) -> str:
     clause = analysis.clause
-    keys = [exp.column(c, quoted=True) for c in partition]
+    keys = [quote(c) for c in partition]
     order = []
     for ordered in clause.order:
         key = ordered.copy()
         key.set("this", exp.column(analysis_column(analysis, _column(ordered.this)), quoted=True))
-        order.append(key)
-    argument = exp.select(exp.Star()).from_(computed.subquery())
-    argument.set("distribute", exp.Distribute(expressions=[k.copy() for k in keys] or [exp.Literal.number(1)]))
+        order.append(to_spark_sql(key))
+    argument = f"SELECT {', '.join(map(quote, shipped)) or '1 AS `__mr_none`'} FROM ({computed}) " \
+        f"DISTRIBUTE BY {', '.join(keys) or '1'}"
     if keys or order:
-        argument.set("sort", exp.Sort(expressions=[exp.Ordered(this=k.copy(), nulls_first=True) for k in keys] + order))
-    call = exp.Anonymous(this=name, expressions=[exp.Anonymous(this="TABLE", expressions=[argument])])
-    measures = [exp.alias_(e, n, quoted=True) for n, e in plan.measures]
-    columns = [k.copy() for k in keys]
+        argument += f" SORT BY {', '.join(keys + order)}"
+    measures = [f"{to_spark_sql(e)} AS {quote(n)}" for n, e in plan.measures]
+    columns = list(keys)
     if analysis.rows is RowsMode.ONE:
         columns += measures
     else:
         plain_order = [analysis_column(analysis, o.this) for o in clause.order if isinstance(o.this, exp.Column)]
         order_columns = [c for c in plain_order if c not in partition]
         rest = [f.name for f in input_fields if f.name not in partition and f.name not in order_columns]
-        columns += [exp.column(c, quoted=True) for c in order_columns] + measures + \
-            [exp.column(c, quoted=True) for c in rest]
-    return exp.select(*columns).from_(exp.Table(this=call))
+        columns += [quote(c) for c in order_columns] + measures + [quote(c) for c in rest]
+    return f"(SELECT {', '.join(columns)} FROM {name}(TABLE({argument})))"
 
 
 def _column(node) -> exp.Column:

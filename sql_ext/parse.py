@@ -37,6 +37,7 @@ Public API
 ``parse(sql) -> list[exp.Expr]``          every statement, SparkCep dialect
 ``parse_one(sql) -> exp.Expr``            exactly one statement
 ``split_statements(sql) -> list[str]``    the statements' own text
+``statement_spans(sql)``                  their (start, end) offsets
 ``find_match_recognize(tree)``           list of MatchRecognizeClause, innermost first
 ``replace_match_recognize(clause, repl)`` swap clause *and its input* for ``repl``
 ``to_spark_sql(tree, pretty=False)``     generate SQL with the SparkCep generator
@@ -174,6 +175,8 @@ __all__ = [
     "parse",
     "parse_one",
     "split_statements",
+    "statement_spans",
+    "Verbatim",
     "find_match_recognize",
     "replace_match_recognize",
     "to_spark_sql",
@@ -471,9 +474,15 @@ class MatchNumber(exp.Expression, exp.Func):
     arg_types = {}
 
 
+class Verbatim(exp.Expression):
+    """SQL text generated as it is: a MATCH_RECOGNIZE already rewritten, inside a tree."""
+
+    arg_types = {"this": True}
+
+
 _NODE_CLASSES = (
     MatchRecognizeClause, Measure, Definition, SubsetDef, SkipTo, Pattern, Running, Final,
-    Navigation, Prev, Next, First, Last, Classifier, MatchNumber,
+    Navigation, Prev, Next, First, Last, Classifier, MatchNumber, Verbatim,
 )
 # sqlglot derives ``key`` from the class name; keep ours distinct from exp.First/exp.Last/...
 for _cls in _NODE_CLASSES:
@@ -524,8 +533,23 @@ def _blank_gaps(start: int, tokens: list[Token], text: str) -> str:
     return "".join(chars)
 
 
+def _typed_literal(parser, literal, data_type):
+    """``DATE '2020-01-01'`` and the like: a cast that remembers it was written as a typed
+    literal, so that it is generated as one (Spark checks a typed literal when it parses it,
+    a cast only when it runs, and without ANSI a bad cast is NULL)."""
+    cast = parser.expression(exp.Cast(this=literal, to=data_type))
+    cast.meta["typed_literal"] = True
+    return cast
+
+
 class SparkCepParser(SparkParser):
     """Spark parser plus MATCH_RECOGNIZE as a table-factor suffix."""
+
+    TYPE_LITERAL_PARSERS = {
+        **SparkParser.TYPE_LITERAL_PARSERS,
+        **{kind: _typed_literal for kind in (exp.DType.DATE, exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ,
+                                             exp.DType.TIMESTAMPLTZ, exp.DType.TIMESTAMPTZ)},
+    }
 
     def __init__(self, *args: t.Any, **kwargs: t.Any) -> None:
         super().__init__(*args, **kwargs)
@@ -719,6 +743,7 @@ class SparkCepParser(SparkParser):
         parse_partition: bool = False,
         consume_pipe: bool = False,
     ) -> exp.Expr | None:
+        first = self._curr
         this = super()._parse_table(
             schema=schema,
             joins=joins,
@@ -733,6 +758,7 @@ class SparkCepParser(SparkParser):
         if this.args.get("joins"):
             self.raise_error("MATCH_RECOGNIZE must directly follow its input table or subquery")
         clause = self._parse_match_recognize_clause(this)
+        clause.meta["span"] = (first.start, self._prev.end + 1)
         if joins:
             for join in self._parse_joins(alias_tokens=alias_tokens):
                 clause.append("joins", join)
@@ -801,9 +827,13 @@ class SparkCepParser(SparkParser):
             args["define"] = self._parse_csv(self._parse_mr_definition)
         if not self._match(TokenType.R_PAREN):
             self._mr_unexpected("')' to close MATCH_RECOGNIZE")
+        body_end = self._prev.end + 1
 
         args["alias"] = self._parse_table_alias()
-        return self.expression(MatchRecognizeClause(**args), token=mr_token)
+        clause = self.expression(MatchRecognizeClause(**args), token=mr_token)
+        clause.meta["keyword"] = mr_token.start
+        clause.meta["body_end"] = body_end
+        return clause
 
     def _parse_mr_variable(self) -> exp.Identifier | None:
         tok = self._curr
@@ -1002,6 +1032,11 @@ class SparkCepParser(SparkParser):
 class SparkCepGenerator(SparkGenerator):
     """Spark generator that can also print the MATCH_RECOGNIZE nodes (round-trippable)."""
 
+    def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
+        if expression.meta.get("typed_literal"):
+            return f"{self.sql(expression, 'to')} {self.sql(expression, 'this')}"
+        return super().cast_sql(expression, safe_prefix)
+
     def _mr_matchrecognizeclause_sql(self, e: MatchRecognizeClause) -> str:
         parts = []
         if e.partition_by:
@@ -1066,6 +1101,9 @@ class SparkCepGenerator(SparkGenerator):
     def _mr_matchnumber_sql(self, e: MatchNumber) -> str:
         return "MATCH_NUMBER()"
 
+    def _mr_verbatim_sql(self, e: Verbatim) -> str:
+        return e.this
+
     TRANSFORMS = {
         **SparkGenerator.TRANSFORMS,
         MatchRecognizeClause: _mr_matchrecognizeclause_sql,
@@ -1082,12 +1120,19 @@ class SparkCepGenerator(SparkGenerator):
         Last: _mr_navigation_sql,
         Classifier: _mr_classifier_sql,
         MatchNumber: _mr_matchnumber_sql,
+        Verbatim: _mr_verbatim_sql,
     }
+
+
+class SparkCepTokenizer(Spark.Tokenizer):
+    # Spark reads '' inside '...' (and "" inside "...") as one quote character
+    STRING_ESCAPES = [*Spark.Tokenizer.STRING_ESCAPES, "'", '"']
 
 
 class SparkCep(Spark):
     """Spark SQL + MATCH_RECOGNIZE (registered with sqlglot as ``"sparkcep"``)."""
 
+    Tokenizer = SparkCepTokenizer
     Parser = SparkCepParser
     Generator = SparkCepGenerator
 
@@ -1144,10 +1189,9 @@ def parse(sql: str) -> list[exp.Expr]:
     return result
 
 
-def split_statements(sql: str) -> list[str]:
-    """The statements of ``sql`` as the user wrote them (split at top-level semicolons; empty
-    ones dropped), each preceded by the text before it blanked out (newlines kept), so that
-    line:column positions in a statement are those of the whole script."""
+def statement_spans(sql: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the statements of ``sql``, split at top-level semicolons; empty
+    statements dropped."""
     dialect = SparkCep()
     tokenizer = dialect.tokenizer()
     try:
@@ -1156,7 +1200,14 @@ def split_statements(sql: str) -> list[str]:
         raise _token_error(sql, tokenizer, e) from e
     cuts = [t.start for t in tokens if t.token_type == TokenType.SEMICOLON]
     bounds = zip([0] + [c + 1 for c in cuts], cuts + [len(sql)])
-    return [re.sub(r"[^\n]", " ", sql[:a]) + sql[a:b] for a, b in bounds if sql[a:b].strip()]
+    return [(a, b) for a, b in bounds if sql[a:b].strip()]
+
+
+def split_statements(sql: str) -> list[str]:
+    """The statements of ``sql`` as the user wrote them, each preceded by the text before it
+    blanked out (newlines kept), so that line:column positions in a statement are those of the
+    whole script."""
+    return [re.sub(r"[^\n]", " ", sql[:a]) + sql[a:b] for a, b in statement_spans(sql)]
 
 
 def parse_one(sql: str) -> exp.Expr:

@@ -1,49 +1,90 @@
 """Rewrite every MATCH_RECOGNIZE of a statement into plain Spark SQL: parse -> analyze -> plan
 -> lower, asking a ``catalog.Catalog`` for types and registering the UDTFs it needs.
 
-This is the only module of the pipeline that talks to Spark (through the catalog): analysis,
+The statement's text is kept as the user wrote it; only the text of each clause (with its
+input and alias) is replaced, so nothing outside a MATCH_RECOGNIZE is ever regenerated.  This
+is the only module of the pipeline that talks to Spark (through the catalog): analysis,
 planning and lowering are pure functions of the clause and the types they are given.
 """
 from __future__ import annotations
+
+import re
+from typing import NamedTuple
 
 from sqlglot import exp
 
 from . import lower
 from .analyze import analyze, error
 from .catalog import Catalog
-from .parse import MatchRecognizeClause, find_match_recognize, replace_match_recognize, to_spark_sql
+from .parse import MatchRecognizeClause, Verbatim, find_match_recognize, parse, statement_spans, to_spark_sql
 from .plan import plan
 
 
-def rewrite_statement(tree: exp.Expression, catalog: Catalog) -> list:
-    """Replace each MATCH_RECOGNIZE of ``tree`` (innermost first) by Spark SQL, in place;
+class Edit(NamedTuple):
+    start: int
+    end: int
+    text: str
+
+
+def rewrite_sql(sql: str, catalog: Catalog) -> tuple[str, list]:
+    """(``sql`` with every MATCH_RECOGNIZE rewritten, [(clause, lower.Lowered), ...]); the
+    statements are joined by ``;\\n``, each as the user wrote it but for its clauses."""
+    statements, done = [], []
+    for start, end in statement_spans(sql):
+        text = re.sub(r"[^\n]", " ", sql[:start]) + sql[start:end]  # positions stay the script's
+        edits: list = []
+        for tree in parse(text):
+            done += rewrite_statement(text, tree, catalog, edits)
+        statements.append(_splice(text, start, end, edits).strip())
+    return ";\n".join(statements), done
+
+
+def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: list) -> list:
+    """Rewrite each MATCH_RECOGNIZE of ``tree`` (parsed from ``sql``), innermost first: append
+    an ``Edit`` of ``sql`` for each to ``edits`` and put its text in the tree (``Verbatim``);
     returns ``(clause, lower.Lowered)`` for each."""
     clauses = find_match_recognize(tree)
     if clauses:
         _reject_persistent_view(tree)
     done = []
     for clause in clauses:
-        lowered = rewrite(clause, catalog)
-        replace_match_recognize(clause, lowered.tree)
+        start, end = clause.meta["span"]
+        input_text = _splice(sql, start, clause.meta["keyword"], edits).strip()
+        lowered = rewrite(clause, catalog, input_text, sql[clause.meta["body_end"]:end])
+        edits.append(Edit(start, end, lowered.text))
+        clause.replace(Verbatim(this=lowered.text))
         done.append((clause, lowered))
     return done
 
 
-def rewrite(clause: MatchRecognizeClause, catalog: Catalog) -> lower.Lowered:
-    """The engine plan and Spark SQL replacing ``clause`` and its input (its UDTF registered in
-    ``catalog``)."""
+def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, alias: str) -> lower.Lowered:
+    """The engine plan and Spark SQL replacing ``clause``, its input (``input_text``) and its
+    alias (the user's text after the clause's closing parenthesis); the UDTF is registered in
+    ``catalog``."""
     ctes = _enclosing_ctes(clause)
-    input_fields = catalog.schema(ctes + f"SELECT * FROM {to_spark_sql(clause.input.copy())}")
+    input_fields = catalog.schema(ctes + f"SELECT * FROM {input_text}")
     analysis = analyze(clause, [f.name for f in input_fields])
     planned = plan(analysis, {f.name: f.type for f in input_fields})
     window = lower.within(analysis, planned, input_fields)
-    computed = lower.computed_query(analysis, planned)
-    computed_fields = catalog.schema(ctes + to_spark_sql(computed))
+    computed = lower.computed_query(planned, input_text)
+    computed_fields = catalog.schema(ctes + computed)
     aggregates = lower.aggregate_query(planned, computed)
-    aggregate_fields = catalog.schema(ctes + to_spark_sql(aggregates)) if aggregates is not None else ()
-    lowered = lower.lower(analysis, planned, window, input_fields, computed_fields, aggregate_fields, computed)
+    aggregate_fields = catalog.schema(ctes + aggregates) if aggregates is not None else ()
+    lowered = lower.lower(analysis, planned, window, input_fields, computed_fields, aggregate_fields,
+                          computed, alias)
     catalog.register(lowered.name, lowered.plan, lowered.output)
     return lowered
+
+
+def _splice(sql: str, start: int, end: int, edits: list) -> str:
+    """``sql[start:end]`` with the outermost of ``edits`` inside it applied."""
+    out, position = [], start
+    for edit in sorted(edits, key=lambda e: (e.start, -e.end)):
+        if edit.start >= position and edit.end <= end:
+            out += [sql[position:edit.start], edit.text]
+            position = edit.end
+    out.append(sql[position:end])
+    return "".join(out)
 
 
 def _reject_persistent_view(tree):

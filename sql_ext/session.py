@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .parse import find_match_recognize, parse, to_spark_sql
+from .parse import find_match_recognize, parse
 
 _MENTION = re.compile(r"\bMATCH_RECOGNIZE\b", re.IGNORECASE)
 _EXPLAIN = re.compile(r"\s*EXPLAIN(?:\s+(?:EXTENDED|CODEGEN|COST|FORMATTED))?\s+", re.IGNORECASE)
@@ -21,8 +21,7 @@ def transpile(sql: str, spark=None) -> str:
         blanked = re.sub(r"\S", " ", explain.group(0)) + sql[explain.end():]
         statement = transpile(blanked, spark)
         return sql if statement is blanked else f"{explain.group(0).strip()} {statement}"
-    trees = parse(sql)
-    if not any(find_match_recognize(tree) for tree in trees):
+    if not any(find_match_recognize(tree) for tree in parse(sql)):
         return sql
     if spark is None:
         from pyspark.sql import SparkSession
@@ -31,12 +30,9 @@ def transpile(sql: str, spark=None) -> str:
         if spark is None:
             raise RuntimeError("transpile needs a SparkSession: pass spark= or create one first")
     from .catalog import SparkCatalog
-    from .rewrite import rewrite_statement
+    from .rewrite import rewrite_sql
 
-    catalog = SparkCatalog(spark)
-    for tree in trees:
-        rewrite_statement(tree, catalog)
-    return ";\n".join(to_spark_sql(tree) for tree in trees)
+    return rewrite_sql(sql, SparkCatalog(spark))[0]
 
 
 def enable(spark):

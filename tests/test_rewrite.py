@@ -7,8 +7,8 @@ import pytest
 
 from catalog_support import StaticCatalog
 from sql_ext import explain
-from sql_ext.parse import parse, parse_one, split_statements, to_spark_sql
-from sql_ext.rewrite import rewrite_statement
+from sql_ext.parse import split_statements
+from sql_ext.rewrite import rewrite_sql
 from test_sql_errors import CASES, SPECIAL, query
 from sql_support import at
 from udtf.compile import compile_pattern
@@ -22,7 +22,7 @@ TICKS = StaticCatalog({"ticks": "symbol string, ts timestamp, price decimal(10,2
 
 
 def lowered(sql: str, catalog=TICKS) -> list:
-    return [lowered for tree in parse(sql) for _, lowered in rewrite_statement(tree, catalog)]
+    return [lowered for _, lowered in rewrite_sql(sql, catalog)[1]]
 
 
 # the analysis errors of test_sql_errors, raised without Spark
@@ -73,11 +73,10 @@ def test_same_plan_same_udtf_name():
 
 
 def test_generated_sql_calls_the_udtf_over_a_sorted_table_argument():
-    tree = parse_one(V_SHAPE)
-    ((_, result),) = rewrite_statement(tree, TICKS)
-    sql = to_spark_sql(tree)
-    assert f"FROM {result.name.upper()}(TABLE(SELECT * FROM (SELECT *," in sql
+    sql, ((_, result),) = rewrite_sql(V_SHAPE, TICKS)
+    assert f"FROM {result.name}(TABLE(SELECT `symbol`, " in sql
     assert "DISTRIBUTE BY `symbol` SORT BY `symbol`, `ts`" in sql
+    assert sql.startswith("SELECT * FROM (SELECT `symbol`,") and sql.endswith(") AS m")
     assert "MATCH_RECOGNIZE" not in sql.upper()
 
 
@@ -121,3 +120,29 @@ def test_statements_keep_their_positions_in_the_script():
     with pytest.raises(MatchRecognizeError) as info:
         lowered(statements[2], StaticCatalog({"t": "x int"}))
     assert (info.value.line, info.value.column) == at(script, "MATCH_RECOGNIZE")
+
+
+def test_text_outside_the_clauses_is_kept_as_written():
+    """Only each clause (with its input and alias) is replaced; the rest of the statement,
+    comments and literal spellings included, stays the user's text."""
+    sql = ("/* report */ WITH w AS (SELECT * FROM ticks WHERE symbol <> 'O''Brien')\n"
+           "SELECT m.*, 'it''s' AS note, DATE '2020-01-01' AS d -- keep me\n"
+           "FROM w MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY ts MEASURES LAST(A.ts) AS t\n"
+           "  PATTERN (A B) DEFINE B AS price > A.price) AS m (sym, t)\n"
+           "JOIN w MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY ts MEASURES FIRST(A.ts) AS t\n"
+           "  PATTERN (A) DEFINE A AS price > 1) AS n ON m.sym = n.symbol WHERE 1 = 1")
+    out, done = rewrite_sql(sql, TICKS)
+    first, second = (lowered.text for _, lowered in done)
+    assert out == sql[:sql.index("FROM w MATCH")] + "FROM " + first + "\nJOIN " + second + \
+        sql[sql.index(" ON m.sym"):]
+    assert first.endswith(") AS m (sym, t)") and second.endswith(") AS n")
+
+
+def test_nested_clauses_splice_the_inner_text_into_the_outer_input():
+    sql = ("SELECT * FROM (SELECT * FROM ticks MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY ts\n"
+           "  MEASURES LAST(A.ts) AS ts, LAST(A.price) AS price PATTERN (A+) DEFINE A AS price > 0) AS i)\n"
+           "MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY ts MEASURES COUNT(*) AS n PATTERN (X+)) AS o")
+    catalog = StaticCatalog({"ticks": "symbol string, ts timestamp, price decimal(10,2)"})
+    out, ((_, inner), (_, outer)) = rewrite_sql(sql, catalog)
+    assert out == "SELECT * FROM " + outer.text
+    assert inner.text in outer.text and "MATCH_RECOGNIZE" not in out
