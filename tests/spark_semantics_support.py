@@ -14,10 +14,10 @@ import random
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from udtf import scalar
-from udtf.coercion import Literal, literal, resolve
-from udtf.sparkerrors import SparkAnalysisError, SparkError
-from udtf.sqltypes import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, STRING, TIMESTAMP, Kind,
+from udtf.sparksql import scalar
+from udtf.sparksql.coercion import Literal, literal, resolve
+from udtf.sparksql.errors import SparkAnalysisError, SparkError
+from udtf.sparksql.types import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, STRING, TIMESTAMP, Kind,
                            SqlType, decimal, round_float32)
 
 I32 = (1 << 31) - 1
@@ -492,7 +492,7 @@ def agg_values(rng: random.Random, t: SqlType, n: int) -> list:
 
 
 def run_aggregates(spark, rng: random.Random, ansi: bool, outcome: Outcome, rows: int = 6):
-    from udtf.aggregates import aggregate
+    from udtf.sparksql.aggregates import aggregate
     spark.conf.set("spark.sql.ansi.enabled", "true" if ansi else "false")
     cols = {f"c{i}": (t, agg_values(rng, t, rows)) for i, t in enumerate(AGG_TYPES)}
     names = list(cols)

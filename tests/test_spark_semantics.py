@@ -1,4 +1,4 @@
-"""The pure-Python Spark semantics library (udtf.sqltypes/coercion/scalar/aggregates) against Spark.
+"""The pure-Python Spark semantics library (udtf.sparksql: types/coercion/scalar/aggregates) against Spark.
 
 Unit tests need no Spark.  The differential tests (``spark`` fixture) generate random
 expression trees and aggregate inputs with hypothesis and compare types, values and error
@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from udtf import scalar
-from udtf.aggregates import Chain, aggregate
-from udtf.coercion import literal, resolve
-from udtf.sparkerrors import SparkAnalysisError, SparkError
-from udtf.sqltypes import BIGINT, DOUBLE, FLOAT, INT, STRING, SqlType, decimal, from_arrow, to_arrow
+from udtf.sparksql import scalar
+from udtf.sparksql.aggregates import Chain, aggregate
+from udtf.sparksql.coercion import literal, resolve
+from udtf.sparksql.errors import SparkAnalysisError, SparkError
+from udtf.sparksql.types import BIGINT, DOUBLE, FLOAT, INT, STRING, SqlType, decimal, from_arrow, to_arrow
 
 BATCHES = int(os.environ.get("SPARKCEP_SEMANTICS_BATCHES", "4"))
 

@@ -10,7 +10,7 @@ import datetime as _dt
 import re
 from decimal import Decimal, InvalidOperation
 
-from .sqltypes import round_float32
+from .types import round_float32
 
 __all__ = ["double_to_string", "float_to_string", "decimal_to_string", "date_to_string",
            "timestamp_to_string", "parse_date", "parse_timestamp", "parse_double",

@@ -24,8 +24,8 @@ from decimal import Decimal
 from typing import Any, Callable, Sequence
 
 from .scalar import DEC38, DEC_CTX, compare, fit_decimal
-from .sparkerrors import SparkAnalysisError, SparkError
-from .sqltypes import BIGINT, BOOLEAN, DOUBLE, STRING, Kind, SqlType, array, decimal
+from .errors import SparkAnalysisError, SparkError
+from .types import BIGINT, BOOLEAN, DOUBLE, STRING, Kind, SqlType, array, decimal
 
 __all__ = ["Fold", "Chain", "aggregate", "AGGREGATES"]
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Sequence
 
-from .sparkerrors import SparkAnalysisError
-from .sqltypes import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, MAX_PRECISION, STRING,
+from .errors import SparkAnalysisError
+from .types import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, MAX_PRECISION, STRING,
                        TIMESTAMP, VOID, Kind, SqlType, decimal, DAY_TIME)
 
 __all__ = ["Literal", "Signature", "resolve", "literal", "FUNCTIONS", "decimal_for",
@@ -323,7 +323,7 @@ def literal(text: str) -> Literal:
         return Literal(_decimal_literal_type(d), d)
     if suffix in ("D", "F"):
         if suffix == "F":
-            from .sqltypes import round_float32
+            from .types import round_float32
             return Literal(FLOAT, round_float32(float(body)))
         return Literal(DOUBLE, float(body))
     if suffix in ("L", "Y", "S"):
@@ -597,7 +597,7 @@ def _date_add_sig(f: str, start: SqlType, days: Arg, ansi: bool) -> Signature:
     elif days.is_void or (days.is_string and (ansi or days_lit)):
         d = INT
         if days_lit and not ansi and days.is_string:
-            from .sparkformat import parse_integral
+            from .format import parse_integral
             if parse_integral(days_lit_value, -(1 << 31), (1 << 31) - 1, True) is None:
                 raise SparkAnalysisError("SECOND_FUNCTION_ARGUMENT_NOT_INTEGER",
                                          f"The second argument of `{f}` function needs to be an "

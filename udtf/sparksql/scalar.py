@@ -23,10 +23,10 @@ import math
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal
 from typing import Callable, Sequence
 
-from . import sparkformat as fmt
+from . import format as fmt
 from .coercion import canonical
-from .sparkerrors import SparkError
-from .sqltypes import INTEGRAL_RANGE, Kind, SqlType, round_float32
+from .errors import SparkError
+from .types import INTEGRAL_RANGE, Kind, SqlType, round_float32
 
 __all__ = ["cast", "cast_chain", "function", "compile_call", "fit_decimal", "compare", "equal_nan",
            "DEC_CTX", "sort_key"]
