@@ -16,7 +16,8 @@ import time
 import numpy as np
 
 from udtf.compile import compile_pattern
-from udtf.expr import Agg, Call, Lit
+from sql_ext.typecheck import typed
+from udtf import expr as ir
 from udtf.match import Conditions, MatchBlock, Options, matcher
 from udtf.pattern import parse_pattern, variables
 from udtf.plan import Condition, Semantics, Skip, SkipMode
@@ -51,6 +52,11 @@ def count(matches) -> int:
     return sum(len(m) if isinstance(m, MatchBlock) else 1 for m in matches)
 
 
+# the paper's iterative condition SUM(P1.price) <= 10, typed as the rewrite types it
+SUM_P1_LE_10 = typed(ir.Call("<=", (ir.Agg("sum", (0,), (ir.Col("price", None),), (), False, None, None),
+                                   ir.Lit(10, "int")), (), None), {"price": "bigint"}, ansi=True)
+
+
 def cases(n: int, rng):
     name = rng.integers(1, 4, n)
     price = rng.integers(0, 10, n)
@@ -63,7 +69,7 @@ def cases(n: int, rng):
                                     {"DOWN": ("d", None), "UP": ("u", None)})
     yield "(c) paper Example 1", run(
         "P1->+", {"n1": name == 1, "n2": name == 2},
-        {"P1": ("n1", Call("<=", (Agg("sum", (0,), "price"), Lit(10))))},
+        {"P1": ("n1", SUM_P1_LE_10)},
         values={"price": price.tolist()}, until={"P1": ("n2", None)}, mode="flinkcep", skip="NO SKIP")
     yield "(d) A ->> B WITHIN 6", run("A ->> B", {"a": name == 1, "b": name == 2},
                                       {"A": ("a", None), "B": ("b", None)}, order=ts, within=6,

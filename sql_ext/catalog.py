@@ -23,6 +23,9 @@ class Catalog(Protocol):
     def schema(self, sql: str) -> tuple:
         """The ``Field``s of the result of the Spark SQL query ``sql`` (no job runs)."""
 
+    def ansi(self) -> bool:
+        """Whether spark.sql.ansi.enabled is on (Spark's ANSI semantics)."""
+
     def register(self, name: str, plan: EnginePlan, output: tuple) -> None:
         """Make the table function ``name`` run ``plan`` with output columns ``output``
         (``Field``s) for the rest of the session; a no-op when it exists."""
@@ -37,6 +40,9 @@ class SparkCatalog:
 
         return tuple(Field(f.name, f.dataType.simpleString(), json.dumps(f.dataType.jsonValue()))
                      for f in self.spark.sql(sql).schema.fields)
+
+    def ansi(self) -> bool:
+        return self.spark.conf.get("spark.sql.ansi.enabled", "true").lower() == "true"
 
     def register(self, name: str, plan: EnginePlan, output: tuple) -> None:
         if self.spark.catalog.functionExists(name):

@@ -22,15 +22,16 @@ from typing import NamedTuple
 from sqlglot import exp
 
 from udtf.compile import compile_pattern
-from udtf.expr import Agg, Classifier, MatchNumber, Nav
-from udtf.plan import DerivedMask, EnginePlan, Output, OutputKind, RowsMode
+from udtf.expr import Classifier, MatchNumber, Nav
+from udtf.plan import Atom, Condition, DerivedMask, EnginePlan, Output, OutputKind, RowsMode, Value
 from udtf.program import Program
 
 from .analyze import Analysis, analysis_column, error
 from .catalog import Field
 from .interval import within_micros
-from .parse import to_spark_sql
+from .parse import position, to_spark_sql
 from .plan import Plan, atom_name
+from .typecheck import boolean, typed
 
 MAX_THREADS = 100_000
 _LONG = Field("", "bigint", '"long"')
@@ -94,45 +95,63 @@ def aggregate_query(plan: Plan, computed: str) -> str | None:
 
 
 def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: tuple,
-          computed_fields: tuple, aggregate_fields: tuple, computed: str, alias: str) -> Lowered:
-    """``computed``: the text of ``computed_query``; ``alias``: the clause's own alias text."""
+          computed_fields: tuple, aggregate_fields: tuple, computed: str, alias: str, ansi: bool) -> Lowered:
+    """``computed``: the text of ``computed_query``; ``alias``: the clause's own alias text;
+    ``ansi``: spark.sql.ansi.enabled."""
     clause = analysis.clause
     partition = [analysis_column(analysis, c) for c in clause.partition_by]
-    types = {f.name: f for f in computed_fields}
+    fields = {f.name: f for f in computed_fields}
+    types = {name: f.type for name, f in fields.items()}
     aggregates = {f.name: f for f in aggregate_fields}
+    define = tuple(_condition(c, types, ansi, analysis, "DEFINE") for c in plan.define)
+    until = tuple(_condition(c, types, ansi, analysis, "UNTIL") for c in plan.until)
+    atoms = tuple(Atom(typed(a.atom.expr, types, ansi), a.atom.final) for a in plan.atoms)
     one_row = analysis.rows is RowsMode.ONE
     carry = partition if one_row else [f.name for f in input_fields]
-    output = [types[name]._replace(name=name) for name in carry]
+    output = [fields[name]._replace(name=name) for name in carry]
     outputs = [Output(OutputKind.CARRY, column=name) for name in carry]
-    for k, measure in enumerate(plan.atoms):
-        expr, name = measure.atom.expr, atom_name(k)
+    for k, (measure, atom) in enumerate(zip(plan.atoms, atoms)):
+        expr, name = atom.expr, atom_name(k)
         if isinstance(expr, Nav):
-            output.append(types[measure.column]._replace(name=name))
+            output.append(fields[measure.column]._replace(name=name))
             outputs.append(Output(OutputKind.TAKE, column=measure.column, atom=k))
             continue
-        if isinstance(expr, MatchNumber) or (isinstance(expr, Agg) and expr.fn == "count"):
+        if isinstance(expr, MatchNumber):
             field = _LONG
         elif isinstance(expr, Classifier):
             field = _STRING
         else:
             field = aggregates[name]
+            if field.type != expr.type:
+                raise error(f"{expr.fn.upper()} over match state: Spark types it {field.type}, the engine "
+                            f"{expr.type}; this aggregate cannot be evaluated exactly", measure.sql)
         output.append(field._replace(name=name))
         outputs.append(Output(OutputKind.VALUE, atom=k))
     masks = plan.masks
     engine_plan = EnginePlan(
         program=program(analysis, plan), semantics=analysis.semantics, skip=analysis.skip,
-        rows=analysis.rows, define=tuple(plan.define), until=tuple(plan.until), partition=tuple(partition),
+        rows=analysis.rows, define=define, until=until, partition=tuple(partition),
         masks=tuple(m for m in masks if m not in plan.derived),
         derived=tuple(DerivedMask(m, plan.derived[m]) for m in masks if m in plan.derived),
-        values=tuple(plan.values), order_key=window.key if window else None,
+        values=tuple(Value(name, types[name]) for name in plan.values), order_key=window.key if window else None,
         within=window.length if window else None, lookahead=plan.lookahead,
-        atoms=tuple(a.atom for a in plan.atoms), output=tuple(outputs), max_threads=MAX_THREADS)
+        atoms=atoms, output=tuple(outputs), max_threads=MAX_THREADS, ansi=ansi)
     output = tuple(output)
-    shipped = _shipped(engine_plan, types, clause)
+    shipped = _shipped(engine_plan, fields, clause)
     digest = hashlib.sha1((engine_plan.to_json() + json.dumps(output)).encode()).hexdigest()
     name = f"sparkcep_mr_{digest[:16]}"
     text = _replacement(analysis, plan, name, partition, input_fields, computed, shipped) + alias
     return Lowered(name, engine_plan, output, text)
+
+
+def _condition(condition: Condition, types: dict, ansi: bool, analysis: Analysis, clause: str) -> Condition:
+    if condition.expr is None:
+        return condition
+    name = analysis.var_names[condition.var]
+    expr = typed(condition.expr, types, ansi)
+    definition = analysis.definitions[name]
+    node = definition.condition if clause == "DEFINE" else definition.until
+    return condition._replace(expr=boolean(expr, f"{clause} {name}", position(node) or (None, None)))
 
 
 # Spark types PySpark's Arrow conversion cannot carry into a Python UDTF
@@ -144,7 +163,7 @@ def _shipped(plan: EnginePlan, types: dict, clause) -> list:
     masks compare, values, the WITHIN key and the columns output rows carry or take."""
     names = [*plan.partition, *plan.masks,
              *(side.column for mask in plan.derived for c in mask.comparisons for side in (c.left, c.right)),
-             *plan.values, *([plan.order_key] if plan.order_key else []),
+             *(v.name for v in plan.values), *([plan.order_key] if plan.order_key else []),
              *(o.column for o in plan.output if o.column is not None)]
     shipped = list(dict.fromkeys(names))
     for name in shipped:

@@ -12,6 +12,9 @@ Spark's own semantics apply.  What depends on the match state becomes:
 * in MEASURES: *atoms* (navigation, aggregate, CLASSIFIER, MATCH_NUMBER, each RUNNING or
   FINAL) the engine computes, while the expression combining them stays Spark SQL evaluated
   over the UDTF's output.
+
+Engine expressions come out untyped (``type`` None); ``typecheck`` types them once Spark has
+typed the columns they read.  The rules of what may nest where are ``rules``'.
 """
 from __future__ import annotations
 
@@ -21,20 +24,29 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from udtf import expr as ir
-from udtf.plan import Atom, Comparison, Condition, Lagged
+from udtf.plan import Atom, Comparison, Condition, Lagged, Semantics
+from udtf.sparksql.coercion import literal
 
+from . import rules
 from .analyze import Analysis, analysis_column, error, variable_name
-from .parse import (Classifier, Final, First, Last, MatchNumber, Navigation, Next, Prev, Running,
+from .parse import (Classifier, Final, First, Last, MatchNumber, Navigation, Next, Prev, Running, position,
                     to_spark_sql)
 
-AGGREGATES = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
 _COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 # Spark types whose comparisons Arrow computes identically (no NaN, collation or cross-type casts)
 _ARROW_COMPARABLE = re.compile(r"(tinyint|smallint|int|bigint|date|timestamp|timestamp_ntz|string|"
                                r"decimal\(\d+,\d+\))")
-_STATE_OPS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.EQ: "=",
-              exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=", exp.And: "and",
-              exp.Or: "or"}
+# sqlglot node -> Spark operator or function name (``udtf.sparksql.coercion``) over match state
+_OPERATORS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.IntDiv: "div",
+              exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+              exp.NullSafeEQ: "<=>", exp.NullSafeNEQ: "is_distinct_from", exp.And: "and", exp.Or: "or",
+              exp.Not: "not", exp.Neg: "negative", exp.DPipe: "concat", exp.Coalesce: "coalesce",
+              exp.Nullif: "nullif", exp.Greatest: "greatest", exp.Least: "least", exp.Abs: "abs",
+              exp.Round: "round", exp.Floor: "floor", exp.Ceil: "ceil", exp.Sqrt: "sqrt", exp.Exp: "exp",
+              exp.Ln: "ln", exp.Pow: "pow", exp.Sign: "sign", exp.Concat: "concat", exp.Length: "length",
+              exp.Upper: "upper", exp.Lower: "lower", exp.Substring: "substring", exp.Trim: "trim",
+              exp.DateDiff: "datediff"}
+_FUNCTIONS = {"bround", "pmod", "positive", "ltrim", "rtrim", "date_add", "date_sub", "log10"}
 
 
 @dataclass(frozen=True)
@@ -42,22 +54,24 @@ class MeasureAtom:
     """A measure part the engine computes (``atom``), with what the rewrite needs to type it."""
     atom: Atom
     column: str | None = None  # navigation: the column whose value it takes (its Nav has none)
-    sql: exp.Expression | None = None  # aggregate: the Spark aggregate giving its type
+    sql: exp.Expression | None = None  # aggregate: a Spark aggregate of the same type
 
 
 @dataclass
 class Plan:
     """The split of one MATCH_RECOGNIZE; ``computed`` maps the name of each input-subquery column
-    the rewrite adds to the Spark expression computing it."""
+    the rewrite adds to the Spark expression computing it (``origins``: the user's node it
+    stands for, for errors)."""
     analysis: Analysis
     column_types: dict = field(default_factory=dict)  # input column -> Spark type (simpleString)
     computed: dict = field(default_factory=dict)
     computed_sql: dict = field(default_factory=dict)  # generated SQL of a computed column -> its name
+    origins: dict = field(default_factory=dict)
     derived: dict = field(default_factory=dict)  # mask name -> tuple of Comparison
-    define: list = field(default_factory=list)  # of Condition
-    until: list = field(default_factory=list)  # of Condition
+    define: list = field(default_factory=list)  # of Condition (expressions untyped)
+    until: list = field(default_factory=list)  # of Condition (expressions untyped)
     values: dict = field(default_factory=dict)  # columns the engine reads as python values
-    atoms: list = field(default_factory=list)  # of MeasureAtom
+    atoms: list = field(default_factory=list)  # of MeasureAtom (expressions untyped)
     measures: list = field(default_factory=list)  # (name, Spark expression over atom columns)
     lookahead: int = 0
 
@@ -67,7 +81,7 @@ class Plan:
         return sorted({c.mask for c in self.define + self.until if c.mask is not None})
 
     # ---- precomputed columns ------------------------------------------------------------
-    def column_for(self, spark_expr: exp.Expression) -> str:
+    def column_for(self, spark_expr: exp.Expression, origin=None) -> str:
         """Name of an input column holding ``spark_expr`` (an input column is used as is)."""
         if isinstance(spark_expr, exp.Column) and not spark_expr.table:
             return spark_expr.name
@@ -75,6 +89,7 @@ class Plan:
         if sql not in self.computed_sql:
             self.computed_sql[sql] = name = f"__mr_c{len(self.computed)}"
             self.computed[name] = spark_expr
+            self.origins[name] = origin
         return self.computed_sql[sql]
 
     def derived_mask(self, comparisons: tuple) -> str:
@@ -86,8 +101,8 @@ class Plan:
         self.derived[name] = comparisons
         return name
 
-    def value_column(self, spark_expr: exp.Expression) -> str:
-        name = self.column_for(spark_expr)
+    def value_column(self, spark_expr: exp.Expression, origin=None) -> str:
+        name = self.column_for(spark_expr, origin)
         self.values[name] = None
         return name
 
@@ -99,13 +114,13 @@ def atom_name(k: int) -> str:
 def plan(analysis: Analysis, column_types: dict | None = None) -> Plan:
     """``column_types``: Spark type (simpleString) of each input column, when known."""
     clause = analysis.clause
-    for node in [m.this for m in clause.measures] + [d.condition for d in clause.definitions] + \
-            [d.until for d in clause.definitions if d.until is not None]:
-        window = node.find(exp.Window)
-        if window is not None:
-            raise error("window functions (OVER) are not allowed in MEASURES or DEFINE; "
-                        "navigate with PREV/NEXT/FIRST/LAST and aggregate over pattern variables", window)
     result = Plan(analysis, column_types or {})
+    for definition in clause.definitions:
+        rules.check(definition.condition, analysis, define=True)
+        if definition.until is not None:
+            rules.check(definition.until, analysis, define=True)
+    for measure in clause.measures:
+        rules.check(measure.this, analysis, define=False)
     for name, definition in analysis.definitions.items():
         var = analysis.var_names.index(name)
         planner = _Planner(result, defining=var)
@@ -113,7 +128,7 @@ def plan(analysis: Analysis, column_types: dict | None = None) -> Plan:
         if definition.until is not None:
             planner = _Planner(result, defining=var, until=True)
             result.until.append(Condition(var, *planner.condition(definition.until)))
-    for measure in analysis.clause.measures:
+    for measure in clause.measures:
         planner = _Planner(result, defining=None)
         result.measures.append((measure.name, planner.measure(measure.this.copy())))
     return result
@@ -129,7 +144,10 @@ class _Planner:
         self.until = until  # an UNTIL condition: the current row is not mapped
 
     # ---- variables ------------------------------------------------------------------------
-    def variable_set(self, identifier, node) -> tuple:
+    def variable_set(self, identifier, node) -> tuple | None:
+        """The variable indexes ``identifier`` names (None for no identifier: every row)."""
+        if identifier is None:
+            return None
         name = variable_name(identifier)
         members = self.analysis.variable_set(name)
         if members is None:
@@ -142,41 +160,44 @@ class _Planner:
             return False
         return members is None or self.defining in members
 
+    def labels(self, node) -> tuple | None:
+        """The variable set the columns and classifiers in ``node`` name (``rules`` checked that
+        there is at most one); None when they name none."""
+        for n in rules._columns_and_classifiers(node):
+            identifier = n.this if isinstance(n, Classifier) else n.args.get("table")
+            if identifier is not None:
+                return self.variable_set(identifier, n)
+        return None
+
     # ---- row-level expressions ---------------------------------------------------------
     def row_level(self, node) -> exp.Expression | None:
         """Spark expression for ``node`` if it depends on the current row only, else None."""
-        if isinstance(node, (exp.AggFunc, Classifier, MatchNumber, Running, Final)) or \
-                isinstance(node, (First, Last)):
+        if isinstance(node, (exp.Subquery, exp.Select)):
+            return node.copy()  # uncorrelated: Spark evaluates it ("rules" refused a nested MATCH_RECOGNIZE)
+        if isinstance(node, (Classifier, MatchNumber, Running, Final, First, Last)) or \
+                rules.aggregate_call(node) is not None:
             return None
         if isinstance(node, exp.Column):
             if isinstance(node.this, exp.Star):
                 return None
             if node.table:
-                if self.defining is None:
+                if self.defining is None or not self.current_row_in(self.variable_set(node.args["table"], node)):
                     return None
-                members = self.variable_set(node.args["table"], node)
-                if not self.current_row_in(members):
-                    return None
-            name = analysis_column(self.analysis, node)
-            return exp.column(name, quoted=True)
+            return exp.column(analysis_column(self.analysis, node), quoted=True)
         if isinstance(node, (Prev, Next)):
-            inner = node.this
-            qualifier = self.qualifier(inner, node)
-            if self.defining is None:
+            if self.defining is None or _has_match_state(node.this):
                 return None
-            if qualifier is not None and not self.current_row_in(self.variable_set(qualifier, node)):
+            qualifier = self.labels(node.this)
+            if qualifier is not None and not self.current_row_in(qualifier):
                 return None
-            arg = self.row_level(inner) if not _has_navigation(inner) else None
+            arg = self.row_level(node.this)
             if arg is None:
                 return None
-            offset = self.offset(node)
             fn = "LAG" if isinstance(node, Prev) else "LEAD"
-            return exp.Window(this=exp.Anonymous(this=fn, expressions=[arg, exp.Literal.number(offset)]),
-                              partition_by=[exp.column(self.partition_column(p), quoted=True)
+            return exp.Window(this=exp.Anonymous(this=fn, expressions=[arg, exp.Literal.number(self.offset(node))]),
+                              partition_by=[exp.column(analysis_column(self.analysis, p), quoted=True)
                                             for p in self.analysis.clause.partition_by],
                               order=exp.Order(expressions=[self.order_key(o) for o in self.analysis.clause.order]))
-        if isinstance(node, exp.Subquery) or isinstance(node, exp.Select):
-            raise error("subqueries are not supported inside MATCH_RECOGNIZE", node)
         children = {}
         for key, value in node.args.items():
             if isinstance(value, exp.Expression):
@@ -200,9 +221,6 @@ class _Planner:
             copy.set(key, value)
         return copy
 
-    def partition_column(self, column):
-        return analysis_column(self.analysis, column)
-
     def order_key(self, ordered: exp.Ordered) -> exp.Ordered:
         key = ordered.copy()
         key.set("this", self.unqualified(ordered.this))
@@ -215,103 +233,51 @@ class _Planner:
             return n
         return node.copy().transform(strip)
 
-    def offset(self, node: Navigation) -> int:
-        offset = node.offset
-        if offset is None:
-            return 1 if node.physical else 0
-        if not isinstance(offset, exp.Literal) or offset.is_string or not offset.name.isdigit():
-            raise error(f"{node.sql_keyword}: the offset must be a non-negative integer literal", offset)
-        return int(offset.name)
+    @staticmethod
+    def offset(node: Navigation) -> int:
+        return int(node.offset.name) if node.offset is not None else (1 if node.physical else 0)
 
-    def qualifier(self, node, context):
-        """The single pattern-variable qualifier of the column references in a navigation or
-        aggregate argument (None: unqualified = every row)."""
-        qualifiers = {}
-        for column in node.find_all(exp.Column):
-            if column.table:
-                qualifiers[variable_name(column.args["table"])] = column
-        if len(qualifiers) > 1:
-            raise error(f"{_construct(context)}: all column references in the argument must be "
-                        f"qualified by the same pattern variable, found {', '.join(sorted(qualifiers))}", context)
-        if not qualifiers:
-            return None
-        (column,) = qualifiers.values()
-        self.variable_set(column.args["table"], column)
-        return column.args["table"]
-
-    def argument_column(self, node, context) -> str:
-        """Precomputed column of a navigation/aggregate argument (qualifiers stripped)."""
-        for inner in node.find_all(exp.AggFunc, Navigation, Classifier, MatchNumber):
-            raise error(f"{_construct(context)}: nested {_construct(inner)} is not allowed in its argument", inner)
-        saved, self.defining = self.defining, None
-        try:
-            spark = self.unqualified(node)
-        finally:
-            self.defining = saved
-        return spark
-
-    # ---- match-state parts -------------------------------------------------------------
+    # ---- navigation -------------------------------------------------------------------
     def navigation(self, node):
         """(variable set, NavMode, logical offset, physical offset, argument) of a navigation,
         including PREV/NEXT(FIRST/LAST(...))."""
-        context, physical = node, 0
+        physical = 0
         if isinstance(node, (Prev, Next)):
-            steps = self.offset(node)
-            physical = -steps if isinstance(node, Prev) else steps
-            node = node.this
+            physical = -self.offset(node) if isinstance(node, Prev) else self.offset(node)
+            node = _unparen(node.this)
         if isinstance(node, (First, Last)):
-            context, logical = node, self.offset(node)
+            logical = self.offset(node)
             mode = ir.NavMode.FIRST if isinstance(node, First) else ir.NavMode.LAST
             node = node.this
         else:
             mode, logical = ir.NavMode.LAST, 0
-        if node.find(exp.Column, Classifier) is None:
-            raise error(f"{context.sql_keyword}: the argument must reference a column, e.g. "
-                        f"{context.sql_keyword}(A.price)", context)
-        qualifier = self.qualifier(node, context)
-        members = None if qualifier is None else self.variable_set(qualifier, context)
-        return members, mode, logical, physical, node
+        return self.labels(node), mode, logical, physical, node
 
-    def aggregate(self, node):
-        fn = AGGREGATES.get(type(node))
-        if fn is None:
-            raise error(f"aggregate {node.sql_name()} is not supported in MATCH_RECOGNIZE "
-                        f"(supported: COUNT, SUM, AVG, MIN, MAX)", node)
-        arg = node.this
-        if isinstance(arg, exp.Distinct):
-            raise error(f"{fn.upper()}(DISTINCT ...) is not supported in MATCH_RECOGNIZE", node)
-        star = isinstance(arg, exp.Star) or (isinstance(arg, exp.Column) and isinstance(arg.this, exp.Star))
-        if star and fn != "count":
-            raise error(f"{fn.upper()}: * and v.* are only allowed in COUNT", arg)
-        if isinstance(arg, exp.Star):
-            return fn, None, None
-        if star:
-            return fn, self.variable_set(arg.args["table"], arg), None
-        qualifier = self.qualifier(arg, node)
-        members = None if qualifier is None else self.variable_set(qualifier, node)
-        return fn, members, arg
+    def argument_column(self, node) -> exp.Expression:
+        """A navigation's or aggregate's row-level argument as Spark SQL (qualifiers stripped)."""
+        return self.unqualified(node)
 
     # ---- DEFINE -------------------------------------------------------------------------
     def condition(self, node):
         """(mask column | None, state expression | None) for a DEFINE / UNTIL condition."""
-        conjuncts = list(_conjuncts(node))
         row_parts, state_parts = [], []
-        for conjunct in conjuncts:
+        for conjunct in _conjuncts(node):
             spark = self.row_level(conjunct)
             if spark is not None:
-                row_parts.append(spark)
+                row_parts.append((spark, conjunct))
             else:
                 state_parts.append(self.state(conjunct))
         mask = None
-        comparisons = self.lagged_comparisons(row_parts)
+        comparisons = self.lagged_comparisons([spark for spark, _ in row_parts])
         if comparisons:
             mask = self.plan.derived_mask(comparisons)
         elif row_parts:
-            cond = row_parts[0] if len(row_parts) == 1 else exp.and_(*row_parts)
-            mask = self.plan.column_for(exp.Coalesce(this=exp.paren(cond), expressions=[exp.false()]))
+            cond = row_parts[0][0] if len(row_parts) == 1 else exp.and_(*(spark for spark, _ in row_parts))
+            mask = self.plan.column_for(exp.Coalesce(this=exp.paren(cond), expressions=[exp.false()]),
+                                        origin=row_parts[0][1] if len(row_parts) == 1 else node)
         state = None
-        if state_parts:
-            state = state_parts[0] if len(state_parts) == 1 else ir.Call("and", tuple(state_parts))
+        for part in state_parts:
+            state = part if state is None else ir.Call("and", (state, part), (), None, position(node) or (None, None))
         return mask, state
 
     def lagged_comparisons(self, row_parts) -> tuple | None:
@@ -331,81 +297,127 @@ class _Planner:
         return tuple(comparisons) or None
 
     def state(self, node):
-        """Engine expression for a DEFINE sub-expression that reads the match state."""
+        """Engine expression (untyped) for a DEFINE sub-expression that reads the match state."""
         spark = self.row_level(node)
         if spark is not None:
             if isinstance(spark, exp.Literal):
-                return ir.Lit(spark.name) if spark.is_string else _number(spark.name)
+                return _literal(spark)
             if isinstance(spark, exp.Boolean):
-                return ir.Lit(spark.this)
+                return ir.Lit(spark.this, "boolean")
             if isinstance(spark, exp.Null):
-                return ir.Lit(None)
-            return ir.Col(self.plan.value_column(spark))
-        if isinstance(node, exp.Paren):
+                return ir.Lit(None, "void")
+            return ir.Col(self.plan.value_column(spark, node), None)
+        at = position(node) or (None, None)
+        if isinstance(node, (exp.Paren, Running)):
             return self.state(node.this)
-        if isinstance(node, Running):
-            return self.state(node.this)
-        if isinstance(node, Final):
-            raise error("FINAL is not allowed in DEFINE (conditions see the match as it grows)", node)
         if isinstance(node, MatchNumber):
-            raise error("MATCH_NUMBER() is not allowed in DEFINE", node)
+            if self.analysis.semantics is Semantics.FLINKCEP or self.until:
+                raise error("MATCH_NUMBER() is not allowed in DEFINE with SEMANTICS FLINKCEP or in UNTIL "
+                            "(a run's match number is known only when it is reported)", node)
+            return ir.MatchNumber()
         if isinstance(node, Classifier):
-            if node.this is None:
-                return ir.Lit(self.analysis.var_names[self.defining]) if not self.until else ir.Classifier(None)
             members = self.variable_set(node.this, node)
             if self.current_row_in(members):
-                return ir.Lit(self.analysis.var_names[self.defining])
+                return ir.Lit(self.analysis.var_names[self.defining], "string")
             return ir.Classifier(members)
         if isinstance(node, exp.Column):
             members = self.variable_set(node.args["table"], node)
-            return ir.Nav(self.plan.value_column(self.unqualified(node)), members, ir.NavMode.LAST, 0, 0)
+            return ir.Nav(self.plan.value_column(self.unqualified(node), node), None, members)
         if isinstance(node, Navigation):
-            members, mode, logical, physical, arg = self.navigation(node)
-            if physical > 0:
-                self.plan.lookahead = max(self.plan.lookahead, physical)
-            column = self.plan.value_column(self.argument_column(arg, node))
-            return ir.Nav(column, members, mode, logical, physical)
-        if isinstance(node, exp.AggFunc):
-            fn, members, arg = self.aggregate(node)
-            column = None if arg is None else self.plan.value_column(self.argument_column(arg, node))
-            return ir.Agg(fn, members, column)
-        return self.operator(node)
+            return self.navigation_state(node)
+        if rules.aggregate_call(node) is not None:
+            return self.aggregate(node, self.row_expr)
+        return self.operator(node, self.state)
 
-    def operator(self, node):
-        op = _STATE_OPS.get(type(node))
-        if op is not None:
-            return ir.Call(op, (self.state(node.this), self.state(node.expression)))
-        if isinstance(node, exp.Not):
-            return ir.Call("not", (self.state(node.this),))
-        if isinstance(node, exp.Neg):
-            return ir.Call("neg", (self.state(node.this),))
+    def navigation_state(self, node):
+        members, mode, logical, physical, arg = self.navigation(node)
+        if isinstance(_unparen(arg), Classifier):
+            if physical > 0:  # the rows after the current one are not mapped yet
+                return ir.Lit(None, "string")
+            if physical < 0 and (members is not None or mode is not ir.NavMode.LAST or logical):
+                raise error(f"{rules.construct(node)} of CLASSIFIER in DEFINE: only PREV(CLASSIFIER(), n) "
+                            "(the rows before the current one) is supported", node)
+            return ir.Classifier(members, mode, logical, physical)
+        if _has_match_state(arg):
+            raise error(f"{rules.construct(node)} in DEFINE: the argument may combine columns, but "
+                        "CLASSIFIER() and MATCH_NUMBER() only as the whole argument", node)
+        if physical > 0:
+            self.plan.lookahead = max(self.plan.lookahead, physical)
+        column = self.plan.value_column(self.argument_column(arg), node)
+        return ir.Nav(column, None, members, mode, logical, physical)
+
+    def aggregate(self, node, row_expr):
+        """``ir.Agg`` (untyped) of an aggregate call; its arguments and FILTER are row
+        expressions (``row_expr``) evaluated at each aggregated row."""
+        name, args, distinct, filter_, _ = rules.aggregate_call(node)
+        star = len(args) == 1 and (isinstance(args[0], exp.Star) or
+                                   (isinstance(args[0], exp.Column) and isinstance(args[0].this, exp.Star)))
+        if star:
+            members = self.variable_set(args[0].args.get("table"), args[0]) if isinstance(args[0], exp.Column) \
+                else None
+            args = []
+        else:
+            members = self.labels(exp.Tuple(expressions=[a.copy() for a in args] +
+                                            ([filter_.copy()] if filter_ is not None else [])))
+        return ir.Agg(name, members, tuple(row_expr(a) for a in args), (), distinct,
+                      row_expr(filter_) if filter_ is not None else None, None, position(node) or (None, None))
+
+    def row_expr(self, node):
+        """An aggregate's argument at one of its rows: Spark computes it when it reads only that
+        row's columns; CLASSIFIER() (the row's own variable) and MATCH_NUMBER() are the engine's."""
+        if not _has_match_state(node):
+            spark = self.argument_column(node)
+            if isinstance(spark, exp.Literal):
+                return _literal(spark)
+            if isinstance(spark, exp.Null):
+                return ir.Lit(None, "void")
+            if isinstance(spark, exp.Boolean):
+                return ir.Lit(spark.this, "boolean")
+            return ir.Col(self.plan.value_column(spark, node), None)
+        if isinstance(node, exp.Paren):
+            return self.row_expr(node.this)
+        if isinstance(node, Classifier):
+            return ir.Classifier(None)
+        if isinstance(node, MatchNumber):
+            return ir.MatchNumber()
+        return self.operator(node, self.row_expr)
+
+    def operator(self, node, child):
+        """A Spark operator or function over match state, with ``child`` planning operands."""
+        at = position(node) or (None, None)
+        call = lambda fn, *args: ir.Call(fn, tuple(child(a) for a in args), (), None, at)
+        name = _OPERATORS.get(type(node))
         if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-            return ir.Call("is_null", (self.state(node.this),))
-        if isinstance(node, exp.Coalesce):
-            return ir.Call("coalesce", (self.state(node.this), *(self.state(e) for e in node.expressions)))
-        if isinstance(node, (exp.Greatest, exp.Least)):
-            name = "greatest" if isinstance(node, exp.Greatest) else "least"
-            return ir.Call(name, (self.state(node.this), *(self.state(e) for e in node.expressions)))
-        if isinstance(node, exp.Abs):
-            return ir.Call("abs", (self.state(node.this),))
-        if isinstance(node, exp.In) and node.expressions:
-            return ir.Call("in", (self.state(node.this), *(self.state(e) for e in node.expressions)))
+            return call("is_null", node.this)
+        if isinstance(node, exp.Not) and isinstance(node.this, exp.Is) and isinstance(node.this.expression, exp.Null):
+            return call("is_not_null", node.this.this)
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            # sqlglot reads Spark's CAST as a TryCast; only TRY_CAST sets "safe"
+            target = node.to.sql(dialect="spark").lower().replace(" ", "")
+            return ir.Cast(child(node.this), None, (target,), at, bool(node.args.get("safe")))
+        if isinstance(node, exp.In) and node.expressions and not node.args.get("query"):
+            return call("in", node.this, *node.expressions)
         if isinstance(node, exp.Between):
-            probe = self.state(node.this)
-            return ir.Call("and", (ir.Call(">=", (probe, self.state(node.args["low"]))),
-                                   ir.Call("<=", (probe, self.state(node.args["high"])))))
+            return call("between", node.this, node.args["low"], node.args["high"])
         if isinstance(node, exp.Case) and node.this is None:
-            whens = tuple((self.state(branch.this), self.state(branch.args["true"]))
-                          for branch in node.args.get("ifs") or [])
+            parts = [p for branch in node.args.get("ifs") or [] for p in (branch.this, branch.args["true"])]
             default = node.args.get("default")
-            return ir.Case(whens, self.state(default) if default is not None else ir.Lit(None))
+            return call("case", *parts, *([default] if default is not None else []))
         if isinstance(node, exp.If):
             false = node.args.get("false")
-            return ir.Case(((self.state(node.this), self.state(node.args["true"])),),
-                           self.state(false) if false is not None else ir.Lit(None))
-        raise error(f"{_construct(node)} over match state (aggregates, FIRST/LAST, CLASSIFIER or "
-                    "variable columns) is not supported in DEFINE; supported: arithmetic, comparisons, "
-                    "AND/OR/NOT, IS [NOT] NULL, IN, BETWEEN, CASE, IF, COALESCE, ABS, GREATEST, LEAST", node)
+            return call("if", node.this, node.args["true"], *([false] if false is not None else []))
+        if isinstance(node, exp.Log) and node.expression is None:
+            return call("ln", node.this)
+        if name is not None:
+            operands = [node.this, node.expression] if isinstance(node, exp.Binary) else \
+                [v for k, v in node.args.items() if isinstance(v, exp.Expression)] + list(node.expressions)
+            return call(name, *[o for o in operands if o is not None])
+        if isinstance(node, exp.Anonymous) and node.name.lower() in _FUNCTIONS:
+            return call(node.name.lower(), *node.expressions)
+        raise error(f"{rules.construct(node)} over match state (aggregates, FIRST/LAST, CLASSIFIER or variable "
+                    "columns) is not supported; the engine evaluates Spark's operators, comparisons, "
+                    "CASE, IF, COALESCE, NULLIF, IN, BETWEEN, CAST and the arithmetic, rounding, string "
+                    "and date functions of docs/spark-semantics.md", node)
 
     # ---- MEASURES -----------------------------------------------------------------------
     def measure(self, node, final: bool = False):
@@ -423,27 +435,59 @@ class _Planner:
         return node
 
     def measure_atom(self, node, final: bool):
+        if isinstance(node, (exp.Subquery, exp.Select)):
+            return node
         if isinstance(node, MatchNumber):
             return self.add_atom(MeasureAtom(Atom(ir.MatchNumber(), True)))
         if isinstance(node, Classifier):
-            members = None if node.this is None else self.variable_set(node.this, node)
-            return self.add_atom(MeasureAtom(Atom(ir.Classifier(members), final)))
+            return self.add_atom(MeasureAtom(Atom(ir.Classifier(self.variable_set(node.this, node)), final)))
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
-            members = None if not node.table else self.variable_set(node.args["table"], node)
+            members = self.variable_set(node.args.get("table"), node)
             column = analysis_column(self.analysis, node)
-            return self.add_atom(MeasureAtom(Atom(ir.Nav(None, members, ir.NavMode.LAST, 0, 0), final), column))
+            return self.add_atom(MeasureAtom(Atom(ir.Nav(None, None, members), final), column))
         if isinstance(node, Navigation):
-            members, mode, logical, physical, arg = self.navigation(node)
-            column = self.plan.column_for(self.argument_column(arg, node))
-            return self.add_atom(MeasureAtom(Atom(ir.Nav(None, members, mode, logical, physical), final), column))
-        if isinstance(node, exp.AggFunc):
-            fn, members, arg = self.aggregate(node)
-            column = None if arg is None else self.plan.value_column(self.argument_column(arg, node))
-            sql = None
-            if fn != "count":
-                sql = type(node)(this=exp.column(column, quoted=True))
-            return self.add_atom(MeasureAtom(Atom(ir.Agg(fn, members, column), final), sql=sql))
+            return self.measure_navigation(node, final)
+        if rules.aggregate_call(node) is not None:
+            agg = self.aggregate(node, self.row_expr)
+            return self.add_atom(MeasureAtom(Atom(agg, final), sql=self.aggregate_sql(node)))
         return None
+
+    def measure_navigation(self, node, final: bool):
+        """A navigation in MEASURES: the values of the row it lands on, as atoms; CLASSIFIER()
+        in its argument is that row's variable."""
+        members, mode, logical, physical, arg = self.navigation(node)
+        if not _has_match_state(arg):
+            column = self.plan.column_for(self.argument_column(arg), node)
+            return self.add_atom(MeasureAtom(Atom(ir.Nav(None, None, members, mode, logical, physical), final),
+                                             column))
+
+        def at_row(n):
+            if isinstance(n, Classifier):
+                return self.add_atom(MeasureAtom(Atom(ir.Classifier(members, mode, logical, physical), final)))
+            if isinstance(n, MatchNumber):
+                return self.add_atom(MeasureAtom(Atom(ir.MatchNumber(), True)))
+            if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
+                column = analysis_column(self.analysis, n)
+                return self.add_atom(MeasureAtom(Atom(ir.Nav(None, None, members, mode, logical, physical),
+                                                      final), column))
+            return n
+
+        return arg.copy().transform(at_row)
+
+    def aggregate_sql(self, node) -> exp.Expression:
+        """``node`` with its arguments over the computed input columns (CLASSIFIER and
+        MATCH_NUMBER as typed NULLs): Spark types it like the aggregate measure."""
+        def stand_in(n):
+            if isinstance(n, Classifier):
+                return exp.cast(exp.null(), "STRING")
+            if isinstance(n, MatchNumber):
+                return exp.cast(exp.null(), "BIGINT")
+            if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
+                return exp.column(analysis_column(self.analysis, n), quoted=True)
+            if isinstance(n, exp.Column):
+                return exp.Star()
+            return n
+        return node.copy().transform(stand_in)
 
     def add_atom(self, atom: MeasureAtom) -> exp.Column:
         for k, existing in enumerate(self.plan.atoms):
@@ -463,6 +507,12 @@ def _conjuncts(node):
         yield node
 
 
+def _unparen(node):
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
 def _lagged_column(node) -> Lagged | None:
     """A planned input column or ``LAG(column, k) OVER (partition order)``."""
     while isinstance(node, exp.Paren):
@@ -476,21 +526,16 @@ def _lagged_column(node) -> Lagged | None:
     return None
 
 
-def _has_navigation(node) -> bool:
-    return any(True for _ in node.find_all(Navigation, exp.AggFunc, Classifier, MatchNumber))
+def _has_match_state(node) -> bool:
+    """Does ``node`` read the match state (outside the subqueries in it)?"""
+    return any(isinstance(n, (Navigation, Classifier, MatchNumber)) or rules.aggregate_call(n) is not None
+               for n in node.walk(bfs=False, prune=lambda n: isinstance(n, (exp.Subquery, exp.Select))))
 
 
-def _number(text: str):
-    if text.isdigit():
-        return ir.Lit(int(text))
-    if "e" in text.lower():
-        return ir.Lit(float(text))
-    return ir.DecimalLit(text)
-
-
-def _construct(node) -> str:
-    if isinstance(node, Navigation):
-        return node.sql_keyword
-    if isinstance(node, exp.Func):
-        return node.sql_name()
-    return type(node).__name__.upper()
+def _literal(node: exp.Literal) -> ir.Lit:
+    """A SQL literal with Spark's type (``0.1`` is decimal(1,1), ``1e3`` double ...)."""
+    if node.is_string:
+        return ir.Lit(node.name, "string")
+    typed = literal(node.name)
+    value = typed.value
+    return ir.Lit(str(value) if typed.type.is_decimal else value, str(typed.type))

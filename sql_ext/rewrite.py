@@ -16,7 +16,8 @@ from sqlglot import exp
 from . import lower
 from .analyze import analyze, error
 from .catalog import Catalog
-from .parse import MatchRecognizeClause, Verbatim, find_match_recognize, parse, statement_spans, to_spark_sql
+from .parse import (Definition, MatchRecognizeClause, Measure, Verbatim, find_match_recognize, parse,
+                    statement_spans, to_spark_sql)
 from .plan import plan
 
 
@@ -46,6 +47,9 @@ def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: l
     clauses = find_match_recognize(tree)
     if clauses:
         _reject_persistent_view(tree)
+    for clause in clauses:
+        if clause.find_ancestor(Measure, Definition) is not None:
+            raise error("a MATCH_RECOGNIZE cannot stand inside MEASURES or DEFINE", clause.input)
     done = []
     for clause in clauses:
         start, end = clause.meta["span"]
@@ -71,7 +75,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     aggregates = lower.aggregate_query(planned, computed)
     aggregate_fields = catalog.schema(ctes + aggregates) if aggregates is not None else ()
     lowered = lower.lower(analysis, planned, window, input_fields, computed_fields, aggregate_fields,
-                          computed, alias)
+                          computed, alias, catalog.ansi())
     catalog.register(lowered.name, lowered.plan, lowered.output)
     return lowered
 

@@ -37,5 +37,8 @@ class StaticCatalog:
         tree = annotate_types(tree, schema=self.schemas, dialect="spark")
         return tuple(field(e.alias_or_name, e.type.sql("spark").lower()) for e in tree.selects)
 
+    def ansi(self) -> bool:
+        return True
+
     def register(self, name: str, plan, output: tuple) -> None:
         self.registered.setdefault(name, (plan, output))

@@ -1,4 +1,10 @@
-"""Drive the engine on plain Python lists: events are dicts, simple DEFINEs are predicates."""
+"""Drive the engine on plain Python lists: events are dicts, simple DEFINEs are predicates.
+
+Match-state expressions are written with ``agg``, ``call``, ``col``, ``lit`` and ``nav`` (untyped
+``udtf.expr`` records, variables by name or index) and typed for the engine as the rewrite
+would type them (``sql_ext.typecheck``), columns holding Python ints being bigint."""
+from sql_ext.typecheck import typed
+from udtf import expr as ir
 from udtf.compile import compile_pattern
 from udtf.match import Conditions, Options, expand, matcher
 from udtf.pattern import parse_pattern, variables
@@ -20,7 +26,8 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
         if extra not in names:
             names.append(extra)
     index = {v: i for i, v in enumerate(names)}
-    state = {v: _indexed(e, index) for v, e in state.items()}
+    types = {c: _type(values) for c, values in columns.items()}
+    state = {v: typed(_indexed(e, index), types, ansi=True) for v, e in state.items()}
     rows = Rows(masks=[f"m_{v}" for v in masks] + [f"u_{v}" for v in until], values=list(columns))
     define = [Condition(index[v], f"m_{v}" if v in masks else None, state.get(v)) for v in set(masks) | set(state)]
     cond_until = [Condition(index[v], f"u_{v}", None) for v in until]
@@ -84,3 +91,30 @@ def ev(*labels_):
 
 def is_(name):
     return lambda e: e["name"] == name
+
+
+def _type(values) -> str:
+    kinds = {type(v) for v in values if v is not None}
+    return "double" if float in kinds else "string" if str in kinds else "bigint"
+
+
+def lit(value):
+    kind = {bool: "boolean", int: "int", float: "double", str: "string"}.get(type(value), "void")
+    return ir.Lit(value, kind)
+
+
+def col(name):
+    return ir.Col(name, None)
+
+
+def nav(column, vars_, mode=ir.NavMode.LAST, logical=0, physical=0):
+    return ir.Nav(column, None, vars_, mode, logical, physical)
+
+
+def agg(fn, vars_, column):
+    """``fn(v.column)`` over the rows of ``vars_`` (``column`` None: ``COUNT(v.*)``)."""
+    return ir.Agg(fn, vars_, () if column is None else (col(column),), (), False, None, None)
+
+
+def call(fn, *args):
+    return ir.Call(fn, args, (), None)

@@ -14,7 +14,7 @@ Names are upper-cased (``p1`` -> ``P1``).  What has no translation raises NotImp
 from __future__ import annotations
 
 from collections import OrderedDict
-from udtf.expr import Agg, Call, Lit
+from engine_support import agg, call, col, lit, nav
 
 _JUNCTION = {"next": " ", "followedBy": " -> ", "followedByAny": " ->> ", "notNext": " ", "notFollowedBy": " -> "}
 _INNER = {"consecutive": "", "relaxed": "->", "allowCombinations": "->>"}
@@ -65,7 +65,7 @@ class _Builder:
         cond = dict(cond or {})
         if "sum_price_le" in cond:
             of = cond.pop("sum_of", var).upper()
-            self.state[var] = Call("<=", (Agg("sum", (of,), "price"), Lit(cond.pop("sum_price_le"))))
+            self.state[var] = call("<=", agg("sum", (of,), "price"), lit(cond.pop("sum_price_le")))
         pred = _row_pred(cond)
         self.masks[var] = [pred(e) for e in self.events]
 

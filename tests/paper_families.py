@@ -26,7 +26,7 @@ import itertools
 from dataclasses import dataclass
 
 from udtf.pattern import ANY, RELAXED, STRICT
-from udtf.expr import Agg, Call, Lit
+from engine_support import agg, call, col, lit, nav
 
 # the paper's fixed stream e(id, name, price)
 STREAM = [(1, 1, 0), (2, 2, 5), (3, 1, 0), (4, 2, 2), (5, 1, 0), (6, 3, 2), (7, 1, 0), (8, 2, 5), (9, 1, 8)]
@@ -156,7 +156,7 @@ class Query:
         if self.cond == "name":
             masks["P"] = [n == P_NAME for n in NAMES]
         else:
-            state["P"] = Call("<=", (Agg("sum", ("P",), "price"), Lit(P_SUM)))
+            state["P"] = call("<=", agg("sum", ("P",), "price"), lit(P_SUM))
         if self.uses_s:
             masks["S"] = [n == UNTIL_NAME for n in NAMES]
         until = {"P": [n == UNTIL_NAME for n in NAMES]} if self.p_until else {}

@@ -7,9 +7,10 @@ from udtf.plan import Atom, RowsMode
 from udtf.rows import Match
 
 FIRST, LAST = NavMode.FIRST, NavMode.LAST
-ATOMS = [Atom(Nav(None, (0,), FIRST, 0, 0), False), Atom(Nav(None, (1,), LAST, 0, -1), True),
-         Atom(Nav(None, None, LAST, 0, 2), False), Atom(Nav(None, (0, 2), FIRST, 0, 0), True),
-         Atom(Agg("count", (1,), None), False), Atom(Agg("count", None, None), True),
+COUNT = dict(args=(), arg_types=(), distinct=False, filter=None, type="bigint")
+ATOMS = [Atom(Nav(None, None, (0,), FIRST, 0, 0), False), Atom(Nav(None, None, (1,), LAST, 0, -1), True),
+         Atom(Nav(None, None, None, LAST, 0, 2), False), Atom(Nav(None, None, (0, 2), FIRST, 0, 0), True),
+         Atom(Agg("count", (1,), **COUNT), False), Atom(Agg("count", None, **COUNT), True),
          Atom(Classifier(None), False), Atom(Classifier((0, 1)), True), Atom(MatchNumber(), True)]
 
 

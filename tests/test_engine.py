@@ -16,7 +16,8 @@ import oracle
 from engine_support import engine_matches, ev, is_, labels, run
 from udtf.errors import MatchRecognizeError
 from udtf.pattern import parse_pattern, variables
-from udtf.expr import Agg, Call, Col, Lit, Nav, NavMode
+from engine_support import agg, call, col, lit, nav
+from udtf.expr import NavMode
 
 
 # ------------------------------------------------------------------------------------------
@@ -178,7 +179,7 @@ def paper_events(*triples):
     return [{"label": f"e{i}", "id": i, "name": name, "price": price} for i, name, price in triples]
 
 
-SUM_P1_LE_10 = Call("<=", (Agg("sum", (0,), "price"), Lit(10)))  # P1 is variable 0
+SUM_P1_LE_10 = call("<=", agg("sum", (0,), "price"), lit(10))  # P1 is variable 0
 
 
 def test_paper_example_1_and_4():
@@ -533,19 +534,19 @@ def _rows(mapped, var):
 def test_running_sum_in_define():
     # B+ while the running sum of B.price (current row included) stays <= 7: 2 + 3 = 5, + 4 = 9
     state_case("A B+", "A B B B B",
-               {"B": Call("<=", (Agg("sum", ("B",), "price"), Lit(7)))},
+               {"B": call("<=", agg("sum", ("B",), "price"), lit(7))},
                {"B": lambda row, mapped, p: sum(p[r] for r in _rows(mapped, "B")) <= 7},
                ["0A 1B 2B"])
 
 
 def test_running_count_and_avg():
     state_case("A+", "A A A A A",
-               {"A": Call("<=", (Agg("count", ("A",), None), Lit(2)))},
+               {"A": call("<=", agg("count", ("A",), None), lit(2))},
                {"A": lambda row, mapped, p: len(_rows(mapped, "A")) <= 2},
                ["0A 1A", "2A 3A", "4A"])
     # rising trend (SASE Query 3): price > avg of the earlier rows of A ... here: avg incl. current
     state_case("A+ B", "A A A A B",
-               {"A": Call(">=", (Agg("avg", ("A",), "price"), Lit(2)))},
+               {"A": call(">=", agg("avg", ("A",), "price"), lit(2))},
                {"A": lambda row, mapped, p: sum(p[r] for r in _rows(mapped, "A")) / len(_rows(mapped, "A")) >= 2},
                ["1A 2A 3A 4B"], price=[1, 2, 3, 4, 5])
 
@@ -553,7 +554,7 @@ def test_running_count_and_avg():
 def test_logical_navigation_in_define():
     # B AS price > LAST(A.price): compares with the last A row of the same match
     state_case("A+ B+", "A A AB B B",
-               {"B": Call(">", (Col("price"), Nav("price", ("A",), NavMode.LAST, 0, 0)))},
+               {"B": call(">", col("price"), nav("price", ("A",), NavMode.LAST, 0, 0))},
                {"B": lambda row, mapped, p: bool(_rows(mapped, "A")) and p[row] > p[_rows(mapped, "A")[-1]]},
                ["0A 1A 2A 3B 4B"], price=[5, 1, 2, 3, 4])
 
@@ -561,7 +562,7 @@ def test_logical_navigation_in_define():
 def test_running_aggregate_over_whole_match():
     # MAX(price) over every row mapped so far
     state_case("(A | B)+", "AB AB AB AB",
-               {"A": Call("<=", (Agg("max", None, "price"), Lit(2)))},
+               {"A": call("<=", agg("max", None, "price"), lit(2))},
                {"A": lambda row, mapped, p: max(p[r] for r, _, _ in mapped) <= 2},
                ["0A 1A 2B 3B"])
 
@@ -569,7 +570,7 @@ def test_running_aggregate_over_whole_match():
 def test_running_sum_flinkcep_skip_till_any():
     # SASE-style: any subset of B rows after A whose sum stays <= 6
     state_case("A ->> B->>+", "A B B B",
-               {"B": Call("<=", (Agg("sum", ("B",), "price"), Lit(6)))},
+               {"B": call("<=", agg("sum", ("B",), "price"), lit(6))},
                {"B": lambda row, mapped, p: sum(p[r] for r in _rows(mapped, "B")) <= 6},
                ["0A 1B", "0A 1B 2B", "0A 2B", "0A 1B 3B", "0A 3B"],
                mode="flinkcep", skip="NO SKIP")
@@ -599,7 +600,7 @@ def test_chunks_with_running_aggregates_and_within():
     masks, n = masks_of("A B B A B B B A B")
     price = [3, 1, 2, 3, 1, 1, 5, 2, 2]
     order = list(range(0, 2 * n, 2))
-    state = {"B": Call("<=", (Agg("sum", ("B",), "price"), Lit(3)))}
+    state = {"B": call("<=", agg("sum", ("B",), "price"), lit(3))}
     for mode, skip in (("standard", "TO NEXT ROW"), ("flinkcep", "NO SKIP")):
         whole = engine_result("A -> B->+" if mode == "flinkcep" else "A B+", n, masks=masks, state=state,
                               columns={"price": price}, mode=mode, skip=skip, within=4, order=order)
@@ -678,7 +679,7 @@ def test_thread_equivalence_with_deep_navigation():
     ``A (X A | A X) B`` meet before B with the same state but different second A rows (row 2
     vs row 1): both must survive; the first fails (5 > 10 is false), the second matches."""
     state_case("A (X A | A X) B", "A AX AX B",
-               {"B": Call(">", (Col("price"), Nav("price", ("A",), NavMode.FIRST, 1, 0)))},
+               {"B": call(">", col("price"), nav("price", ("A",), NavMode.FIRST, 1, 0))},
                {"B": lambda row, mapped, p: len(_rows(mapped, "A")) >= 2 and p[row] > p[_rows(mapped, "A")[1]]},
                ["0A 1A 2X 3B"], price=[1, 0, 10, 5])
 

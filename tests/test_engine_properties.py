@@ -28,7 +28,8 @@ import oracle
 from test_engine import engine_result, same_outcome
 from udtf.pattern import (ANY, RELAXED, STRICT, Alt, Anchor, Empty, Exclude, Permute, Repeat, Seq, Var,
                           parse_pattern)
-from udtf.expr import Agg, Call, Col, Lit, Nav, NavMode
+from engine_support import agg, call, col, lit, nav
+from udtf.expr import NavMode
 
 EXCLUDE_KNOWN_BUGS = os.environ.get("SPARKCEP_HUNT_KNOWN_BUGS") != "1"
 
@@ -514,31 +515,31 @@ def _state_condition(rng, var, others):
         return [r for r, x, _ in mapped if x == v]
 
     if kind == "sum":
-        return (Call("<=", (Agg("sum", (var,), "price"), Lit(k))),
+        return (call("<=", agg("sum", (var,), "price"), lit(k)),
                 lambda row, mapped, p: sum(p[r] for r in rows_of_var(mapped, var)) <= k, f"SUM({var}.price)<={k}")
     if kind == "count":
         k = k % 3 + 1
-        return (Call("<=", (Agg("count", (var,), None), Lit(k))),
+        return (call("<=", agg("count", (var,), None), lit(k)),
                 lambda row, mapped, p: len(rows_of_var(mapped, var)) <= k, f"COUNT({var}.*)<={k}")
     if kind == "avg":
         k = k % 6
-        return (Call(">=", (Agg("avg", (var,), "price"), Lit(k))),
+        return (call(">=", agg("avg", (var,), "price"), lit(k)),
                 lambda row, mapped, p: sum(p[r] for r in rows_of_var(mapped, var)) / len(rows_of_var(mapped, var)) >= k,
                 f"AVG({var}.price)>={k}")
     if kind == "max_all":
         k = k % 7 + 2
-        return (Call("<=", (Agg("max", None, "price"), Lit(k))),
+        return (call("<=", agg("max", None, "price"), lit(k)),
                 lambda row, mapped, p: max(p[r] for r, _, _ in mapped) <= k, f"MAX(price)<={k}")
     position, logical = {"last": ("last", 0), "first1": ("first", 1), "last1": ("last", 1)}[kind]
 
-    def nav(row, mapped, p):
+    def holds(row, mapped, p):
         rows = rows_of_var(mapped, other)
         if len(rows) <= logical:
             return False  # comparison with NULL
         target = rows[logical] if position == "first" else rows[-1 - logical]
         return p[row] > p[target]
 
-    return (Call(">", (Col("price"), Nav("price", (other,), NavMode(position), logical, 0))), nav,
+    return (call(">", col("price"), nav("price", (other,), NavMode(position), logical, 0)), holds,
             f"price > {position.upper()}({other}.price, {logical})")
 
 

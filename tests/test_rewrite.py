@@ -37,7 +37,7 @@ def test_analysis_errors_need_no_spark(case):
 
 V_SHAPE = """SELECT * FROM ticks MATCH_RECOGNIZE (
   PARTITION BY symbol ORDER BY ts
-  MEASURES FIRST(DOWN.ts) AS start_ts, LAST(UP.ts) AS end_ts, AVG(DOWN.price) AS avg_down
+  MEASURES FIRST(DOWN.ts) AS start_ts, LAST(UP.ts) AS end_ts, MAX(DOWN.price) AS max_down
   PATTERN (STRT DOWN+ UP+) WITHIN INTERVAL '1' HOUR
   DEFINE DOWN AS price < PREV(price), UP AS price > PREV(price) AND price - FIRST(DOWN.price) < 5) AS m"""
 

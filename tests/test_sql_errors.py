@@ -75,8 +75,9 @@ CASES = [
     # semantics of DEFINE / MEASURES
     ("FINAL in DEFINE", dict(define="B AS FINAL LAST(B.p) > 1"),
      "FINAL is not allowed in DEFINE (conditions see the match as it grows)", "FINAL"),
-    ("MATCH_NUMBER in DEFINE", dict(define="B AS p < PREV(p) AND MATCH_NUMBER() < 3"),
-     "MATCH_NUMBER() is not allowed in DEFINE", "MATCH_NUMBER"),
+    ("MATCH_NUMBER in UNTIL", dict(pattern="A B+", define="B AS p < PREV(p) UNTIL MATCH_NUMBER() > 3"),
+     "MATCH_NUMBER() is not allowed in DEFINE with SEMANTICS FLINKCEP or in UNTIL (a run's match number "
+     "is known only when it is reported)", "MATCH_NUMBER"),
     ("nested aggregates", dict(measures="SUM(COUNT(*)) AS x"),
      "SUM: nested COUNT is not allowed in its argument", "COUNT"),
     ("navigation inside an aggregate", dict(measures="AVG(LAST(A.p)) AS x"),
@@ -106,19 +107,25 @@ CASES = [
     ("window function in DEFINE", dict(define="B AS p < AVG(p) OVER (PARTITION BY k)"),
      "window functions (OVER) are not allowed in MEASURES or DEFINE; navigate with "
      "PREV/NEXT/FIRST/LAST and aggregate over pattern variables", "AVG(p)"),
-    ("subquery in DEFINE", dict(define="B AS p < (SELECT max(p) FROM series)"),
-     "subqueries are not supported inside MATCH_RECOGNIZE", "(SELECT"),
-    ("unsupported aggregate", dict(measures="STDDEV(A.p) AS x"),
-     "aggregate STDDEV is not supported in MATCH_RECOGNIZE (supported: COUNT, SUM, AVG, MIN, MAX)",
-     "STDDEV"),
-    ("DISTINCT aggregate", dict(measures="COUNT(DISTINCT A.p) AS x"),
-     "COUNT(DISTINCT ...) is not supported in MATCH_RECOGNIZE", "COUNT"),
-    ("function of match state in DEFINE", dict(define="B AS upper(CLASSIFIER()) = 'B'"),
-     "UPPER over match state (aggregates, FIRST/LAST, CLASSIFIER or variable columns) is not "
-     "supported in DEFINE; supported: arithmetic, comparisons, AND/OR/NOT, IS [NOT] NULL, IN, "
-     "BETWEEN, CASE, IF, COALESCE, ABS, GREATEST, LEAST", "upper"),
-    ("CLASSIFIER inside a navigation", dict(measures="LAST(CLASSIFIER()) AS x"),
-     "LAST: nested CLASSIFIER is not allowed in its argument", "CLASSIFIER"),
+    ("unsupported aggregate", dict(measures="PERCENTILE(A.p, 0.5) AS x"),
+     "aggregate PERCENTILE is not supported in MATCH_RECOGNIZE", "PERCENTILE"),
+    ("IGNORE NULLS", dict(measures="ANY_VALUE(A.p) IGNORE NULLS AS x"),
+     "ANY_VALUE: IGNORE NULLS is not supported in MATCH_RECOGNIZE", "ANY_VALUE"),
+    ("function of match state in DEFINE", dict(define="B AS soundex(CLASSIFIER()) = 'B'"),
+     "SOUNDEX over match state (aggregates, FIRST/LAST, CLASSIFIER or variable columns) is not supported; "
+     "the engine evaluates Spark's operators, comparisons, CASE, IF, COALESCE, NULLIF, IN, BETWEEN, CAST "
+     "and the arithmetic, rounding, string and date functions of docs/spark-semantics.md", "soundex"),
+    ("MATCH_RECOGNIZE inside MEASURES", dict(measures="(SELECT max(n) FROM series MATCH_RECOGNIZE ("
+                                                      "MEASURES COUNT(*) AS n PATTERN (X)) AS i) AS x"),
+     "a MATCH_RECOGNIZE cannot stand inside MEASURES or DEFINE", "series MATCH_RECOGNIZE"),
+    ("FIRST inside PREV not whole", dict(define="B AS p < PREV(LAST(B.p) + 1)"),
+     "PREV: a nested LAST must be its whole first argument (e.g. PREV(LAST(A.price), 2))", "LAST(B.p)"),
+    ("PREV inside FIRST", dict(measures="FIRST(PREV(A.p)) AS x"),
+     "FIRST: nested PREV is not allowed in its argument", "PREV(A.p)"),
+    ("RUNNING on PREV", dict(measures="RUNNING PREV(A.p) AS x"),
+     "RUNNING applies to FIRST, LAST and aggregates, not to PREV", "RUNNING"),
+    ("offset too large", dict(measures="LAST(A.p, 3000000000) AS x"),
+     "LAST: the offset must not exceed 2147483647", "3000000000"),
     ("PARTITION BY an expression", dict(),
      "PARTITION BY: only column names of the input are supported", "upper(k)"),
     ("ORDER BY an expression", dict(),

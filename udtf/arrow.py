@@ -8,7 +8,6 @@ atoms and carried columns are taken from the original Arrow columns, so types st
 """
 from __future__ import annotations
 
-import decimal
 import json
 
 import numpy as np
@@ -16,9 +15,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .emit import Emitter
+from .expr import type_of
 from .match import Conditions, Options, matcher
 from .plan import EnginePlan, OutputKind, RowsMode
 from .rows import Rows
+from .sparksql.types import SqlType, from_arrow, to_arrow
 
 
 class PartitionRunner:
@@ -30,14 +31,16 @@ class PartitionRunner:
         self.keys = plan.partition
         self.last_key = None
         self.batches: list = []  # batches of the current partition
-        self.rows = Rows(masks=(*plan.masks, *(d.name for d in plan.derived)), values=plan.values)
+        self.rows = Rows(masks=(*plan.masks, *(d.name for d in plan.derived)), values=[v.name for v in plan.values])
+        self.value_types = [(v.name, SqlType.parse(v.type)) for v in plan.values]
         names = plan.program.vars
-        conditions = Conditions(plan.define, plan.until, names, self.rows)
+        conditions = Conditions(plan.define, plan.until, names, self.rows, plan.ansi)
         options = Options(semantics=plan.semantics, skip=plan.skip, within=plan.within,
                           unmatched=plan.rows is RowsMode.ALL_WITH_UNMATCHED,
                           max_threads=plan.max_threads, lookahead=plan.lookahead)
         self.matcher = matcher(plan.program, conditions, options)
-        self.emitter = Emitter(plan.atoms, plan.rows, names, self.rows.values, lambda: self.rows.size)
+        self.emitter = Emitter(plan.atoms, plan.rows, names, self.rows.values, lambda: self.rows.size, plan.ansi)
+        self.atom_types = [SqlType.parse(type_of(a.expr)) for a in plan.atoms]
         self.pending: list = []  # matches of the current partition not yet emitted
         self.derived = {mask.name: mask.comparisons for mask in plan.derived}
         self.lags: dict = {}  # column -> largest PREV offset the derived masks read
@@ -94,7 +97,7 @@ class PartitionRunner:
         if self.derived:
             lagged = self._lagged(part)
             masks.update((name, derive_mask(comparisons, lagged)) for name, comparisons in self.derived.items())
-        values = {name: part.column(name).to_pylist() for name in plan.values}
+        values = {name: from_arrow(kind, part.column(name)) for name, kind in self.value_types}
         order = part.column(plan.order_key).to_pylist() if plan.order_key else None
         self.batches.append(part)
         self.rows.append(part.num_rows, masks=masks, values=values, order=order)
@@ -142,7 +145,7 @@ class PartitionRunner:
                                           for chunk in atoms[output.atom]])
                 column = table.column(output.column).take(index)
             else:
-                column = _to_arrow([v for chunk in atoms[output.atom] for v in chunk], field.type)
+                column = to_arrow(self.atom_types[output.atom], [v for chunk in atoms[output.atom] for v in chunk])
             if isinstance(column, pa.ChunkedArray):
                 column = column.combine_chunks()
             if column.type != field.type:
@@ -163,17 +166,6 @@ def derive_mask(comparisons, lagged: dict) -> np.ndarray:
         value = pc.fill_null(_COMPARE[op](lagged[tuple(left)], lagged[tuple(right)]), False)
         mask = value if mask is None else pc.and_(mask, value)
     return mask.to_numpy(zero_copy_only=False)
-
-
-def _to_arrow(values: list, arrow_type) -> pa.Array:
-    """Python values computed by the engine as an array of Spark's type for them."""
-    if pa.types.is_decimal(arrow_type):
-        quantum = decimal.Decimal(1).scaleb(-arrow_type.scale)
-        values = [None if v is None else decimal.Decimal(v).quantize(quantum, rounding=decimal.ROUND_HALF_UP)
-                  for v in values]
-    elif pa.types.is_floating(arrow_type):
-        values = [None if v is None else float(v) for v in values]
-    return pa.array(values, type=arrow_type)
 
 
 def make_udtf(plan: EnginePlan, return_type):

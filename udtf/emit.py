@@ -8,6 +8,11 @@ value is later taken from the original Arrow column with its exact type.
 Row shapes: ONE ROW PER MATCH gives one row per match (RUNNING = FINAL there); ALL ROWS PER
 MATCH gives one row per matched row that is not excluded, an empty match (unless omitted)
 gives one row at its start row, and an unmatched row gives one row with NULL atoms.
+
+As Trino evaluates measures: FIRST(x, n) counts over the whole match even under RUNNING; a
+CLASSIFIER navigation sees every row of the match (NEXT(CLASSIFIER()) is the next row's
+variable) and is NULL outside it; in an empty match navigations and CLASSIFIER are NULL,
+MATCH_NUMBER is its number and aggregates are over no rows.
 """
 from __future__ import annotations
 
@@ -17,8 +22,10 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from .expr import Agg, Classifier, FactTable, MatchNumber, Nav, NavMode, Scope, compile_expr, facts_of
+from .expr import Agg, Classifier, Fact, FactTable, MatchNumber, Nav, NavMode, facts_of, position_fact
 from .match import MatchBlock
+from .sparksql.aggregates import aggregate
+from .sparksql.types import SqlType
 from .plan import RowsMode
 from .rows import Match
 
@@ -27,8 +34,10 @@ def _vectorizable(expr) -> bool:
     if isinstance(expr, Nav):
         return expr.column is None and not expr.logical
     if isinstance(expr, Agg):
-        return expr.fn == "count" and expr.column is None
-    return isinstance(expr, (Classifier, MatchNumber))
+        return expr.fn == "count" and not expr.args and expr.filter is None
+    if isinstance(expr, Classifier):
+        return expr.mode is NavMode.LAST and not expr.logical and not expr.physical
+    return isinstance(expr, MatchNumber)
 
 
 class OutputRow(NamedTuple):
@@ -40,20 +49,19 @@ class Emitter:
     """``atoms``: ``udtf.plan.Atom``s (a navigation atom's ``Nav`` has no column: the engine
     gives the row index it lands on)."""
 
-    def __init__(self, atoms, rows_mode: RowsMode, var_names, values: dict, size):
+    def __init__(self, atoms, rows_mode: RowsMode, var_names, values: dict, size, ansi: bool = True):
         needed: dict = {}
         for atom in atoms:
             facts_of(atom.expr, needed)
-        self.table = FactTable(list(needed), values)
-        scope = Scope(self.table, var_names, size)
-        self.running = [(k, compile_expr(a.expr, scope)) for k, a in enumerate(atoms) if not a.final]
-        self.final = [(k, compile_expr(a.expr, scope)) for k, a in enumerate(atoms) if a.final]
+        self.table = FactTable(list(needed), values, var_names, ansi)
+        self.size = size
+        self.var_names = var_names
+        self.running = [(k, self._atom(a.expr)) for k, a in enumerate(atoms) if not a.final]
+        self.final = [(k, self._atom(a.expr)) for k, a in enumerate(atoms) if a.final]
         self.width = len(atoms)
         self.one_row = rows_mode is RowsMode.ONE
         self.omit_empty = rows_mode is RowsMode.ALL_OMIT
         self.atoms = [atom.expr for atom in atoms]
-        self.var_names = var_names
-        self.size = size
         self.vectorized = self.one_row and all(_vectorizable(expr) for expr in self.atoms)
 
     def emit(self, matches: list):
@@ -133,38 +141,83 @@ class Emitter:
             columns.append(pa.array(target, mask=~valid, type=pa.int64()))
         return starts, columns
 
+    # ---- row by row ----------------------------------------------------------------------
+    def _atom(self, expr):
+        """``fn(row, running, final, number, labels) -> value``: ``running`` / ``final`` are the
+        facts up to the output row / of the whole match; ``labels``: row -> variable."""
+        index, names, size = self.table.index, self.var_names, self.size
+        if isinstance(expr, MatchNumber):
+            return lambda row, running, final, number, labels: number
+        if isinstance(expr, Agg):
+            slot = index[Fact("agg", expr.vars, expr)]
+            result = aggregate(expr.fn, [SqlType.parse(t) for t in expr.arg_types], expr.distinct,
+                               self.table.ansi).result
+            return lambda row, running, final, number, labels: result(running[slot])
+        slot = index[position_fact(expr.mode, expr.vars, expr.logical)]
+        pick = expr.logical if expr.mode is NavMode.FIRST else -1 - expr.logical
+        logical, physical = expr.logical, expr.physical
+        whole = expr.mode is NavMode.FIRST  # FIRST counts over the whole match (Trino)
+
+        def target(running, final):
+            found = (final if whole else running)[slot]
+            if logical:
+                if len(found) <= logical:
+                    return None
+                found = found[pick]
+            if found is None:
+                return None
+            row = found[0] + physical
+            return row if 0 <= row < size() else None
+
+        if isinstance(expr, Classifier):
+            def label(row, running, final, number, labels):
+                found = labels.get(target(running, final))
+                return None if found is None else names[found]
+
+            return label
+        return lambda row, running, final, number, labels: target(running, final)
+
     def rows(self, match: Match) -> list:
         if match.number is None:
             return [OutputRow(match.start, (None,) * self.width)]
-        facts, number, fold = self.table.initial, match.number, self.table.fold
+        table, number = self.table, match.number
+        table.match_number = number
+        facts, fold = table.initial, table.fold
         if not match.rows:
             if self.omit_empty:
                 return []
-            return [OutputRow(match.start, self._evaluate(match.start, facts, number, self.running + self.final))]
+            values = [None] * self.width
+            for k, fn in self.running + self.final:
+                atom = self.atoms[k]
+                if isinstance(atom, (MatchNumber, Agg)):
+                    values[k] = fn(match.start, facts, facts, number, {})
+            return [OutputRow(match.start, tuple(values))]
+        labels = {row: var for row, var, _ in match.rows}
         if self.one_row:
             for row, var, _ in match.rows:
                 facts = fold(facts, row, var)
             last = match.rows[-1][0]
-            return [OutputRow(match.start, self._evaluate(last, facts, number, self.running + self.final))]
+            return [OutputRow(match.start, self._evaluate(last, facts, facts, number, labels,
+                                                          self.running + self.final))]
         states = []
         for row, var, excluded in match.rows:
             facts = fold(facts, row, var)
             if not excluded:
                 states.append((row, facts))
         last = match.rows[-1][0]
-        final = [(k, fn(last, facts, number)) for k, fn in self.final]
+        final = [(k, fn(last, facts, facts, number, labels)) for k, fn in self.final]
         out = []
         for row, row_facts in states:
             values = [None] * self.width
             for k, fn in self.running:
-                values[k] = fn(row, row_facts, number)
+                values[k] = fn(row, row_facts, facts, number, labels)
             for k, value in final:
                 values[k] = value
             out.append(OutputRow(row, tuple(values)))
         return out
 
-    def _evaluate(self, row, facts, number, fns) -> tuple:
+    def _evaluate(self, row, running, final, number, labels, fns) -> tuple:
         values = [None] * self.width
         for k, fn in fns:
-            values[k] = fn(row, facts, number)
+            values[k] = fn(row, running, final, number, labels)
         return tuple(values)

@@ -1,36 +1,50 @@
 """Match-state expressions: the part of DEFINE / MEASURES that Spark cannot precompute.
 
-An expression is a tree of the records below (they travel inside the engine plan)::
+An expression is a tree of the typed records below (they travel inside the engine plan;
+``type`` is a Spark type's ``simpleString``, values are in ``udtf.sparksql.types``'s Python
+representation)::
 
-    Lit(value)                   a literal (JSON value);   DecimalLit("1.50") a decimal literal
-    Col(name)                    a precomputed column at the current row
-    Nav(column, vars, mode, logical, physical)
+    Lit(value, type)             a literal
+    Col(name, type)              a precomputed column at the current row
+    Nav(column, type, vars, mode, logical, physical)
                                  ``column`` at the logical-th FIRST/LAST row of variable set
                                  ``vars``, moved ``physical`` rows (PREV < 0 < NEXT); with
                                  ``column`` None: the row index it lands on (or None)
-    Agg(fn, vars, column)        running aggregate fn in count/sum/avg/min/max over rows of vars
-                                 (column None: COUNT(*) / COUNT(v.*))
-    Classifier(vars)             variable of the last row of vars
+    Classifier(vars, mode, logical, physical)
+                                 the variable of such a row (None outside the match)
     MatchNumber()
-    Call(op, args)               SQL operators over the above (see ``_OPS``), with SQL NULLs
-    Case(whens, default)         CASE WHEN c THEN v ... ELSE default END; whens = ((c, v), ...)
+    Agg(fn, vars, args, arg_types, distinct, filter, type, at)
+                                 running aggregate over the rows of vars; ``args`` and
+                                 ``filter`` are row expressions (``Col``, ``Lit``, ``Call``,
+                                 ``Cast``, ``Classifier(None, ...)`` = the row's own variable,
+                                 ``MatchNumber``) evaluated at each aggregated row
+    Call(fn, args, arg_types, type, at)
+                                 a Spark function or operator (``sparksql.scalar``); each
+                                 argument already has its type in ``arg_types``
+    Cast(arg, source, chain, at, safe)
+                                 casts of ``arg`` from ``source`` through ``chain`` (Spark's
+                                 implicit ones, ``sparksql.coercion.Signature.casts``, or the
+                                 user's CAST; ``safe``: TRY_CAST, errors give NULL)
 
-``vars`` is a sorted tuple of variable indexes, or None for every row of the match.
+``vars`` is a sorted tuple of variable indexes, or None for every row of the match; ``at`` is
+the line:column of the construct in the user's SQL (runtime errors name it).
 
-Evaluation runs over *facts*: a tuple of running folds (count, sum, first/last row, ...) that
-a run carries.  ``FactTable`` lists the folds an expression set needs; ``fold`` advances them
-by one row.  Only the folds the conditions need are kept, so a run's facts are exactly the
+Evaluation runs over *facts*: a tuple of running folds (first/last rows, aggregate states)
+that a run carries.  ``FactTable`` lists the folds an expression set needs; ``fold`` advances
+them by one row.  Only the folds the conditions need are kept, so a run's facts are exactly the
 data that decides its future (the key of Pike-VM thread equivalence).
 """
 from __future__ import annotations
 
-import datetime
-import decimal
-import operator
+from decimal import Decimal
 from enum import Enum
 from typing import NamedTuple
 
-from .errors import MatchRecognizeError
+from .errors import MatchRecognizeError, Pos
+from .sparksql import scalar
+from .sparksql.aggregates import aggregate
+from .sparksql.errors import SparkError
+from .sparksql.types import SqlType
 from .wire import record
 
 
@@ -43,37 +57,31 @@ class NavMode(str, Enum):
 @record
 class Lit(NamedTuple):
     value: object
-
-
-@record
-class DecimalLit(NamedTuple):
-    text: str
+    type: str
 
 
 @record
 class Col(NamedTuple):
     name: str
+    type: str
 
 
 @record
 class Nav(NamedTuple):
     column: str | None
+    type: str | None
     vars: tuple | None
-    mode: NavMode
-    logical: int
-    physical: int
-
-
-@record
-class Agg(NamedTuple):
-    fn: str
-    vars: tuple | None
-    column: str | None
+    mode: NavMode = NavMode.LAST
+    logical: int = 0
+    physical: int = 0
 
 
 @record
 class Classifier(NamedTuple):
     vars: tuple | None
+    mode: NavMode = NavMode.LAST
+    logical: int = 0
+    physical: int = 0
 
 
 @record
@@ -82,361 +90,299 @@ class MatchNumber(NamedTuple):
 
 
 @record
-class Call(NamedTuple):
-    op: str
+class Agg(NamedTuple):
+    fn: str
+    vars: tuple | None
     args: tuple
+    arg_types: tuple
+    distinct: bool
+    filter: object
+    type: str
+    at: Pos = (None, None)
 
 
 @record
-class Case(NamedTuple):
-    whens: tuple  # ((condition, value), ...)
-    default: object
+class Call(NamedTuple):
+    fn: str
+    args: tuple
+    arg_types: tuple
+    type: str
+    at: Pos = (None, None)
 
 
+@record
+class Cast(NamedTuple):
+    arg: object
+    source: str
+    chain: tuple
+    at: Pos = (None, None)
+    safe: bool = False
+
+
+def children(expr) -> tuple:
+    """The sub-expressions of ``expr`` evaluated in its own context (not an aggregate's rows)."""
+    if isinstance(expr, Call):
+        return expr.args
+    if isinstance(expr, Cast):
+        return (expr.arg,)
+    return ()
+
+
+def type_of(expr) -> str:
+    if isinstance(expr, (Lit, Col, Agg, Call)):
+        return expr.type
+    if isinstance(expr, Cast):
+        return expr.chain[-1] if expr.chain else expr.source
+    if isinstance(expr, Nav):
+        return expr.type or "bigint"
+    if isinstance(expr, Classifier):
+        return "string"
+    return "bigint"  # MatchNumber
+
+
+def literal_value(value, type_: str):
+    """A literal's value in the engine's representation, from its wire form (decimals travel
+    as text)."""
+    if value is not None and type_.startswith("decimal"):
+        return Decimal(value)
+    return value
+
+
+# ---- facts -------------------------------------------------------------------------------
 class Fact(NamedTuple):
-    """A running fold: ``kind`` in count (rows), nn (non-NULL values of ``arg``), sum / min /
-    max (of column ``arg``), first / last (row index), lastvar (variable), firstn / lastn (the
-    first / last ``arg`` + 1 row indexes), over the rows mapped to ``vars``."""
+    """A running fold over the rows mapped to ``vars``: ``first`` / ``last`` ((row, var) or
+    None), ``firstn`` / ``lastn`` (the first / last ``arg`` + 1 (row, var) pairs), ``recent``
+    (the last ``arg`` + 1 pairs of any variable), ``agg`` (the state of aggregate ``arg``)."""
     kind: str
     vars: tuple | None
     arg: object = None
 
 
-_DECIMAL_CONTEXT = decimal.Context(prec=76)
+def position_fact(mode: NavMode, vars_, logical: int) -> Fact:
+    if logical:
+        return Fact(mode.value + "n", vars_, logical)
+    return Fact(mode.value, vars_)
+
 
 def facts_of(expr, out: dict) -> dict:
     """Collect into ``out`` (an ordered dict used as a set) the facts ``expr`` reads."""
-    if isinstance(expr, Nav):
-        if expr.logical:
-            out[Fact(expr.mode.value + "n", expr.vars, expr.logical)] = None
-        else:
-            out[Fact(expr.mode.value, expr.vars)] = None
+    if isinstance(expr, (Nav, Classifier)):
+        out[position_fact(expr.mode, expr.vars, expr.logical)] = None
+        if isinstance(expr, Classifier) and expr.physical:
+            out[Fact("recent", None, -expr.physical)] = None
     elif isinstance(expr, Agg):
-        if expr.fn == "count":
-            out[Fact("count", expr.vars) if expr.column is None else Fact("nn", expr.vars, expr.column)] = None
-        elif expr.fn == "avg":
-            out[Fact("sum", expr.vars, expr.column)] = None
-            out[Fact("nn", expr.vars, expr.column)] = None
-        else:
-            out[Fact(expr.fn, expr.vars, expr.column)] = None
-    elif isinstance(expr, Classifier):
-        out[Fact("lastvar", expr.vars)] = None
-    elif isinstance(expr, Call):
-        for arg in expr.args:
-            facts_of(arg, out)
-    elif isinstance(expr, Case):
-        for condition, value in expr.whens:
-            facts_of(condition, out)
-            facts_of(value, out)
-        facts_of(expr.default, out)
+        out[Fact("agg", expr.vars, expr)] = None
+    for child in children(expr):
+        facts_of(child, out)
     return out
 
 
 class FactTable:
-    """The folds a set of expressions reads, and how one row advances them."""
+    """The folds a set of expressions reads, and how one row advances them.  ``columns``:
+    name -> list of values of the partition (extended in place); ``match_number``: the number
+    of the match being built (aggregate arguments may read it)."""
 
-    def __init__(self, facts, columns):
+    def __init__(self, facts, columns, var_names, ansi: bool):
         self.facts = list(facts)
         self.index = {f: i for i, f in enumerate(self.facts)}
-        self.initial = tuple(0 if f.kind in ("count", "nn") else () if f.kind in ("firstn", "lastn") else None
-                             for f in self.facts)
-        self.columns = columns  # name -> python list of values (extended in place)
-        self._updaters = [self._updater(f) for f in self.facts]
+        self.columns = columns
+        self.var_names = var_names
+        self.ansi = ansi
+        self.match_number = None
+        updaters, initial = [], []
+        for fact in self.facts:
+            update, start = self._updater(fact)
+            updaters.append(update)
+            initial.append(start)
+        self._updaters = updaters
+        self.initial = tuple(initial)
 
     def _updater(self, fact: Fact):
         kind, vs = fact.kind, fact.vars
         member = (lambda v: True) if vs is None else frozenset(vs).__contains__
-        if kind == "count":
-            return lambda old, row, var: old + 1 if member(var) else old
         if kind == "first":
-            return lambda old, row, var: row if old is None and member(var) else old
+            return (lambda old, row, var: (row, var) if old is None and member(var) else old), None
         if kind == "last":
-            return lambda old, row, var: row if member(var) else old
-        if kind == "lastvar":
-            return lambda old, row, var: var if member(var) else old
+            return (lambda old, row, var: (row, var) if member(var) else old), None
         if kind == "firstn":
             keep = fact.arg + 1
-            return lambda old, row, var: old + (row,) if member(var) and len(old) < keep else old
-        if kind == "lastn":
+            return (lambda old, row, var: old + ((row, var),) if member(var) and len(old) < keep else old), ()
+        if kind in ("lastn", "recent"):
             keep = fact.arg + 1
-            return lambda old, row, var: (old + (row,))[-keep:] if member(var) else old
-        values = self.columns[fact.arg]
-        if kind == "nn":
-            return lambda old, row, var: old + 1 if member(var) and values[row] is not None else old
-        combine = {"sum": _add, "min": min, "max": max}[kind]
+            return (lambda old, row, var: (old + ((row, var),))[-keep:] if member(var) else old), ()
+        return self._aggregate(fact.arg, member)
+
+    def _aggregate(self, agg: Agg, member):
+        fold = aggregate(agg.fn, [SqlType.parse(t) for t in agg.arg_types], agg.distinct, self.ansi)
+        args = [compile_row(a, self) for a in agg.args]
+        keep = compile_row(agg.filter, self) if agg.filter is not None else None
+        step = fold.step
 
         def update(old, row, var):
             if not member(var):
                 return old
-            value = values[row]
-            if value is None:
-                return old
-            return value if old is None else combine(old, value)
+            context = (row, var, self.match_number)
+            try:
+                if keep is not None and keep(context) is not True:
+                    return old
+                return step(old, *[a(context) for a in args])
+            except SparkError as e:
+                raise located(e, agg.at) from None
 
-        return update
+        return update, fold.initial
 
     def fold(self, facts: tuple, row: int, var: int) -> tuple:
         """Facts after mapping ``row`` to variable ``var``."""
         return tuple(update(old, row, var) for update, old in zip(self._updaters, facts))
 
 
-def _add(a, b):
-    if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal):
-        return _DECIMAL_CONTEXT.add(decimal.Decimal(a), decimal.Decimal(b))
-    return a + b
+def located(error: SparkError, at: Pos) -> MatchRecognizeError:
+    """Spark's runtime error as ours, at the construct's line:column."""
+    return MatchRecognizeError(str(error), *at)
 
 
-def _null_safe(fn):
-    def apply(*args):
-        if any(a is None for a in args):
-            return None
-        try:
-            return fn(*args)
-        except TypeError:
-            types = " and ".join(type(a).__name__ for a in args)
-            raise MatchRecognizeError(f"operator not supported on {types} over match state") from None
-
-    return apply
-
-
-def _shift_date(fn):
-    """date +/- integer = date moved by days, as in Spark."""
-    def apply(a, b):
-        if isinstance(a, datetime.date) and not isinstance(a, datetime.datetime) and isinstance(b, int):
-            return fn(a, datetime.timedelta(days=b))
-        return fn(a, b)
-
-    return apply
-
-
-def _divide(a, b):
-    if b == 0:
-        raise MatchRecognizeError("division by zero in a MATCH_RECOGNIZE expression")
-    if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal):
-        return _DECIMAL_CONTEXT.divide(decimal.Decimal(a), decimal.Decimal(b))
-    return a / b
-
-
-def _modulo(a, b):
-    if b == 0:
-        raise MatchRecognizeError("division by zero in a MATCH_RECOGNIZE expression")
-    return _sql_mod(a, b)
-
-
-def _sql_mod(a, b):
-    # SQL % keeps the sign of the dividend (Python's keeps the divisor's)
-    if isinstance(a, int) and isinstance(b, int):
-        r = abs(a) % abs(b)
-        return -r if a < 0 else r
-    return (decimal.Decimal(a) if isinstance(a, decimal.Decimal) else a) - b * int(a / b)
-
-
-def _numeric(fn):
-    def apply(a, b):
-        if isinstance(a, decimal.Decimal) != isinstance(b, decimal.Decimal) and not (
-            isinstance(a, float) or isinstance(b, float)
-        ):
-            a, b = decimal.Decimal(a), decimal.Decimal(b)
-        return fn(a, b)
-
-    return apply
-
-
-_OPS = {
-    "+": _null_safe(_shift_date(_numeric(_add))),
-    "-": _null_safe(_shift_date(_numeric(operator.sub))),
-    "*": _null_safe(_numeric(operator.mul)),
-    "/": _null_safe(_divide),
-    "%": _null_safe(_modulo),
-    "neg": _null_safe(operator.neg),
-    "abs": _null_safe(abs),
-    "=": _null_safe(operator.eq),
-    "<>": _null_safe(operator.ne),
-    "<": _null_safe(operator.lt),
-    "<=": _null_safe(operator.le),
-    ">": _null_safe(operator.gt),
-    ">=": _null_safe(operator.ge),
-    "is_null": lambda a: a is None,
-    "least": lambda *a: min((x for x in a if x is not None), default=None),
-    "greatest": lambda *a: max((x for x in a if x is not None), default=None),
-}
-
-
-def _not(a):
-    return None if a is None else not a
-
-
+# ---- compilation -------------------------------------------------------------------------
 class Scope:
-    """Where expressions are evaluated: the partition's columns and how rows map to variables.
+    """Where expressions are evaluated: the partition's columns, its size (navigation past it
+    yields NULL) and the variable names; ``ansi``: spark.sql.ansi.enabled."""
 
-    ``columns``: name -> python list of values; ``size()``: rows known in the partition
-    (navigation past it yields NULL); ``var_names``: index -> variable name.
-    """
-
-    def __init__(self, facts: FactTable, var_names, size):
+    def __init__(self, facts: FactTable, size):
         self.facts = facts
         self.columns = facts.columns
-        self.var_names = var_names
+        self.var_names = facts.var_names
         self.size = size
+        self.ansi = facts.ansi
 
 
 def compile_expr(expr, scope: Scope):
-    """Return ``fn(row, facts, match_number) -> value`` for ``expr``.
-
-    ``row`` is the current row, ``facts`` the run's fold tuple *including* the current row.
-    """
+    """Return ``fn((row, facts, match_number)) -> value`` for ``expr``: ``row`` is the current
+    row, ``facts`` the run's fold tuple *including* the current row."""
     if isinstance(expr, Lit):
-        value = expr.value
-        return lambda row, facts, mn: value
-    if isinstance(expr, DecimalLit):
-        value = decimal.Decimal(expr.text)
-        return lambda row, facts, mn: value
+        value = literal_value(expr.value, expr.type)
+        return lambda ctx: value
     if isinstance(expr, Col):
         values = scope.columns[expr.name]
-        return lambda row, facts, mn: values[row]
+        return lambda ctx: values[ctx[0]]
     if isinstance(expr, MatchNumber):
-        return lambda row, facts, mn: mn
-    if isinstance(expr, Classifier):
-        slot = scope.facts.index[Fact("lastvar", expr.vars)]
-        names = scope.var_names
-        return lambda row, facts, mn: None if facts[slot] is None else names[facts[slot]]
-    if isinstance(expr, Agg):
-        return _compile_agg(expr, scope)
+        return lambda ctx: ctx[2]
     if isinstance(expr, Nav):
-        landing = _compile_nav(expr, scope)
+        landing = _landing(expr, scope)
         if expr.column is None:
             return landing
         values = scope.columns[expr.column]
 
-        def nav(row, facts, mn):
-            target = landing(row, facts, mn)
+        def nav(ctx):
+            target = landing(ctx)
             return None if target is None else values[target]
 
         return nav
-    if isinstance(expr, Case):
-        pairs = [(compile_expr(c, scope), compile_expr(v, scope)) for c, v in expr.whens]
-        default = compile_expr(expr.default, scope)
-
-        def case(row, facts, mn):
-            for cond, value in pairs:
-                if cond(row, facts, mn) is True:
-                    return value(row, facts, mn)
-            return default(row, facts, mn)
-
-        return case
-    if not isinstance(expr, Call):
-        raise MatchRecognizeError(f"unknown expression node {type(expr).__name__}")
-    op, args = expr.op, [compile_expr(e, scope) for e in expr.args]
-    if op == "and":
-        def conj(row, facts, mn):
-            result = True
-            for arg in args:
-                value = arg(row, facts, mn)
-                if value is False:
-                    return False
-                if value is None:
-                    result = None
-            return result
-
-        return conj
-    if op == "or":
-        def disj(row, facts, mn):
-            result = False
-            for arg in args:
-                value = arg(row, facts, mn)
-                if value is True:
-                    return True
-                if value is None:
-                    result = None
-            return result
-
-        return disj
-    if op == "not":
-        (arg,) = args
-        return lambda row, facts, mn: _not(arg(row, facts, mn))
-    if op == "coalesce":
-        def coalesce(row, facts, mn):
-            for arg in args:
-                value = arg(row, facts, mn)
-                if value is not None:
-                    return value
-            return None
-
-        return coalesce
-    if op == "in":
-        probe, options = args[0], args[1:]
-
-        def member(row, facts, mn):
-            value = probe(row, facts, mn)
-            if value is None:
-                return None
-            saw_null = False
-            for option in options:
-                other = option(row, facts, mn)
-                if other is None:
-                    saw_null = True
-                elif other == value:
-                    return True
-            return None if saw_null else False
-
-        return member
-    fn = _OPS.get(op)
-    if fn is None:
-        raise MatchRecognizeError(f"operator {op!r} is not supported over match state")
-    if len(args) == 1:
-        (a,) = args
-        return lambda row, facts, mn: fn(a(row, facts, mn))
-    if len(args) == 2:
-        a, b = args
-        return lambda row, facts, mn: fn(a(row, facts, mn), b(row, facts, mn))
-    return lambda row, facts, mn: fn(*(arg(row, facts, mn) for arg in args))
+    if isinstance(expr, Classifier):
+        return _classifier(expr, scope)
+    if isinstance(expr, Agg):
+        slot = scope.facts.index[Fact("agg", expr.vars, expr)]
+        result = aggregate(expr.fn, [SqlType.parse(t) for t in expr.arg_types], expr.distinct, scope.ansi).result
+        return lambda ctx: result(ctx[1][slot])
+    return _compile_common(expr, lambda e: compile_expr(e, scope), scope.ansi)
 
 
-def _compile_agg(expr: Agg, scope: Scope):
-    index = scope.facts.index
-    if expr.fn == "count":
-        slot = index[Fact("count", expr.vars) if expr.column is None else Fact("nn", expr.vars, expr.column)]
-        return lambda row, facts, mn: facts[slot]
-    if expr.fn == "avg":
-        total, count = index[Fact("sum", expr.vars, expr.column)], index[Fact("nn", expr.vars, expr.column)]
-
-        def average(row, facts, mn):
-            if not facts[count]:
-                return None
-            s = facts[total]
-            if isinstance(s, decimal.Decimal):
-                return _DECIMAL_CONTEXT.divide(s, decimal.Decimal(facts[count]))
-            return s / facts[count]
-
-        return average
-    slot = index[Fact(expr.fn, expr.vars, expr.column)]
-    return lambda row, facts, mn: facts[slot]
+def compile_row(expr, table: FactTable):
+    """``fn((row, var, match_number)) -> value`` for an aggregate's argument at one of its rows
+    (``Classifier`` = that row's own variable)."""
+    if isinstance(expr, Lit):
+        value = literal_value(expr.value, expr.type)
+        return lambda ctx: value
+    if isinstance(expr, Col):
+        values = table.columns[expr.name]
+        return lambda ctx: values[ctx[0]]
+    if isinstance(expr, MatchNumber):
+        return lambda ctx: ctx[2]
+    if isinstance(expr, Classifier):
+        names = table.var_names
+        return lambda ctx: names[ctx[1]]
+    return _compile_common(expr, lambda e: compile_row(e, table), table.ansi)
 
 
-def _compile_nav(expr: Nav, scope: Scope):
-    """``fn -> row index`` of a navigation (None outside the partition or when the variable
-    set has too few rows)."""
+def _compile_common(expr, compile_child, ansi: bool):
+    if isinstance(expr, Cast):
+        if expr.safe:
+            convert = scalar.cast(SqlType.parse(expr.source), SqlType.parse(expr.chain[-1]), ansi, try_=True)
+        else:
+            convert = scalar.cast_chain(SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain], ansi)
+        arg, at = compile_child(expr.arg), expr.at
+
+        def cast(ctx):
+            try:
+                return convert(arg(ctx))
+            except SparkError as e:
+                raise located(e, at) from None
+
+        return cast
+    if isinstance(expr, Call):
+        call = scalar.compile_call(expr.fn, [SqlType.parse(t) for t in expr.arg_types], SqlType.parse(expr.type),
+                                   ansi, [compile_child(a) for a in expr.args])
+        at = expr.at
+
+        def apply(ctx):
+            try:
+                return call(ctx)
+            except SparkError as e:
+                raise located(e, at) from None
+
+        return apply
+    raise MatchRecognizeError(f"unknown expression node {type(expr).__name__}")
+
+
+def _landing(expr, scope: Scope):
+    """``fn(ctx) -> row index`` of a navigation (None outside the partition or when the
+    variable set has too few rows)."""
     logical, physical = expr.logical, expr.physical
     size = scope.size
+    slot = scope.facts.index[position_fact(expr.mode, expr.vars, logical)]
     if not logical:
-        slot = scope.facts.index[Fact(expr.mode.value, expr.vars)]
-
-        def nav(row, facts, mn):
-            target = facts[slot]
-            if target is None:
+        def nav(ctx):
+            found = ctx[1][slot]
+            if found is None:
                 return None
-            target += physical
+            target = found[0] + physical
             return target if 0 <= target < size() else None
 
         return nav
-    slot = scope.facts.index[Fact(expr.mode.value + "n", expr.vars, logical)]
     pick = logical if expr.mode is NavMode.FIRST else -1 - logical
 
-    def deep_nav(row, facts, mn):
-        rows = facts[slot]
+    def deep_nav(ctx):
+        rows = ctx[1][slot]
         if len(rows) <= logical:
             return None
-        target = rows[pick] + physical
+        target = rows[pick][0] + physical
         return target if 0 <= target < size() else None
 
     return deep_nav
+
+
+def _classifier(expr: Classifier, scope: Scope):
+    """The variable name of the row a navigation lands on, while it is in the run so far."""
+    names = scope.var_names
+    logical, physical = expr.logical, expr.physical
+    slot = scope.facts.index[position_fact(expr.mode, expr.vars, logical)]
+    pick = logical if expr.mode is NavMode.FIRST else -1 - logical
+    base = (lambda found: found) if not logical else \
+        (lambda found: found[pick] if len(found) > logical else None)
+    if not physical:
+        def label(ctx):
+            found = base(ctx[1][slot])
+            return None if found is None else names[found[1]]
+
+        return label
+    recent = scope.facts.index[Fact("recent", None, -physical)]
+
+    def shifted(ctx):
+        found = base(ctx[1][slot])
+        if found is None:
+            return None
+        target = found[0] + physical
+        for row, var in ctx[1][recent]:
+            if row == target:
+                return names[var]
+        return None
+
+    return shifted

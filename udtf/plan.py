@@ -8,7 +8,8 @@ Columns the UDTF receives, by role:
 * ``partition``: the PARTITION BY columns (rows of a partition arrive contiguous, in order);
 * ``masks``: booleans that Spark computed (the row-level part of a condition);
 * ``derived``: masks the UDTF computes itself from input columns and their PREVs;
-* ``values``: columns the engine reads as Python values (match-state expressions);
+* ``values``: columns the engine reads as Python values (match-state expressions), with
+  their Spark types;
 * ``order_key``: the WITHIN key (microseconds or days), when there is a WITHIN.
 """
 from __future__ import annotations
@@ -89,6 +90,13 @@ class DerivedMask(NamedTuple):
 
 
 @record
+class Value(NamedTuple):
+    """A column the engine reads as Python values of Spark type ``type``."""
+    name: str
+    type: str
+
+
+@record
 class Atom(NamedTuple):
     """A measure part the engine computes; ``final``: FINAL (else RUNNING) semantics."""
     expr: object
@@ -120,13 +128,14 @@ class EnginePlan(NamedTuple):
     partition: tuple  # column names
     masks: tuple  # mask columns Spark computes
     derived: tuple  # of DerivedMask
-    values: tuple  # column names
+    values: tuple  # of Value
     order_key: str | None
     within: float | None  # in order_key units
     lookahead: int  # rows past the current one that DEFINE reads (NEXT)
     atoms: tuple  # of Atom
     output: tuple  # of Output, one per UDTF output column
     max_threads: int
+    ansi: bool  # spark.sql.ansi.enabled: the semantics of the expressions the engine evaluates
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "plan": encode(self)}, sort_keys=True)

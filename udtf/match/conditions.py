@@ -36,15 +36,15 @@ class Conditions:
     """The conditions of each variable (``udtf.plan.Condition``s; a variable without one is
     TRUE), the folds their match-state expressions read, and the rows they read them from."""
 
-    def __init__(self, define, until, var_names, rows: Rows):
+    def __init__(self, define, until, var_names, rows: Rows, ansi: bool = True):
         self.define = {c.var: c for c in define}
         self.until = {c.var: c for c in until}
         needed: dict = {}
         for condition in (*define, *until):
             if condition.expr is not None:
                 facts_of(condition.expr, needed)
-        self.table = FactTable(list(needed), rows.values)
-        self.scope = Scope(self.table, var_names, lambda: rows.size)
+        self.table = FactTable(list(needed), rows.values, var_names, ansi)
+        self.scope = Scope(self.table, lambda: rows.size)
         self.rows = rows
 
     def of(self, literal):
@@ -60,11 +60,12 @@ class Conditions:
         if condition.expr is None:
             return lambda row, facts: mask[row] == 1
         fn = compile_expr(condition.expr, self.scope)
+        table = self.table
         if isinstance(literal, Def):
-            fold, var = self.table.fold, literal.var
-            state = lambda row, facts: fn(row, fold(facts, row, var), None) is True
+            fold, var = table.fold, literal.var
+            state = lambda row, facts: fn((row, fold(facts, row, var), table.match_number)) is True
         else:  # the row considered by UNTIL is not mapped
-            state = lambda row, facts: fn(row, facts, None) is True
+            state = lambda row, facts: fn((row, facts, table.match_number)) is True
         if mask is None:
             return state
         return lambda row, facts: mask[row] == 1 and state(row, facts)

@@ -1,0 +1,203 @@
+"""What may stand where in MEASURES and DEFINE: the expression rules of SQL:2016 row pattern
+recognition, as Trino's analyzer enforces them, checked on the user's tree before planning.
+
+* navigation (PREV/NEXT/FIRST/LAST): an integer literal offset >= 0; an argument with a column
+  or CLASSIFIER(); one pattern variable (or none) across the argument's columns and
+  classifiers; FIRST/LAST may stand directly inside PREV/NEXT, nothing else nests; no
+  aggregate inside;
+* aggregates: a function Spark knows as an aggregate (``udtf.sparksql.aggregates``); no
+  aggregate or navigation inside; one pattern variable (or none) across the arguments;
+  ``v.*`` only as COUNT's sole argument;
+* RUNNING / FINAL modify FIRST, LAST and aggregates (also written in front of a PREV / NEXT
+  that wraps FIRST / LAST, as Oracle allows); FINAL is not allowed in DEFINE;
+* no window functions (OVER) and no MATCH_RECOGNIZE inside.
+
+Errors name the construct at its line:column in the user's SQL.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from udtf.sparksql.aggregates import AGGREGATES
+
+from .analyze import Analysis, error, variable_name
+from .parse import Classifier, Final, First, Last, MatchNumber, MatchRecognizeClause, Navigation, Running
+
+MAX_OFFSET = 2_147_483_647
+# Trino's names for aggregates that Spark spells differently
+ALIASES = {"arbitrary": "any_value"}
+
+
+def aggregate_call(node):
+    """(name, arguments, distinct, filter, ignore_nulls) when ``node`` is an aggregate call
+    (possibly with FILTER / IGNORE NULLS), else None; ``name`` is Spark's, lower-case."""
+    filter_ = ignore_nulls = None
+    if isinstance(node, exp.Filter):
+        node, filter_ = node.this, node.expression.this
+    if isinstance(node, (exp.IgnoreNulls, exp.RespectNulls)):
+        node, ignore_nulls = node.this, isinstance(node, exp.IgnoreNulls)
+    if isinstance(node, exp.Anonymous):
+        name = ALIASES.get(node.name.lower(), node.name.lower())
+        if name not in AGGREGATES:
+            return None
+        args = list(node.expressions)
+    elif isinstance(node, exp.AggFunc) and not isinstance(node, Navigation):
+        name = node.copy().sql(dialect="spark").split("(", 1)[0].strip().lower()
+        args = [v for k, v in node.args.items() if isinstance(v, exp.Expression)]
+        args += [e for k, v in node.args.items() if isinstance(v, list) for e in v if isinstance(e, exp.Expression)]
+    else:
+        return None
+    distinct = False
+    if len(args) == 1 and isinstance(args[0], exp.Distinct):
+        distinct, args = True, list(args[0].expressions)
+    return name, args, distinct, filter_, bool(ignore_nulls)
+
+
+def construct(node) -> str:
+    """The name of ``node`` as the user would call it in a message."""
+    if isinstance(node, Navigation):
+        return node.sql_keyword
+    call = aggregate_call(node)
+    if call is not None:
+        return call[0].upper()
+    if isinstance(node, Classifier):
+        return "CLASSIFIER"
+    if isinstance(node, MatchNumber):
+        return "MATCH_NUMBER"
+    if isinstance(node, exp.Func):
+        return node.sql_name()
+    return type(node).__name__.upper()
+
+
+def check(node, analysis: Analysis, define: bool):
+    """Raise the first rule ``node`` (a measure, or a DEFINE / UNTIL condition) breaks."""
+    _Checker(analysis, define).visit(node, None, None)
+
+
+class _Checker:
+    def __init__(self, analysis: Analysis, define: bool):
+        self.analysis = analysis
+        self.define = define
+
+    def visit(self, node, navigation, aggregate):
+        """``navigation`` / ``aggregate``: the innermost enclosing one, if any."""
+        if isinstance(node, exp.Window):
+            raise error("window functions (OVER) are not allowed in MEASURES or DEFINE; navigate with "
+                        "PREV/NEXT/FIRST/LAST and aggregate over pattern variables", node)
+        if isinstance(node, (exp.Subquery, exp.Select)):
+            nested = node.find(MatchRecognizeClause)
+            if nested is not None:
+                raise error("a MATCH_RECOGNIZE cannot stand inside MEASURES or DEFINE", nested)
+            return  # plain Spark SQL, evaluated by Spark
+        if isinstance(node, (Running, Final)):
+            self.modifier(node)
+        elif isinstance(node, Navigation):
+            self.navigation(node, navigation, aggregate)
+            navigation = node
+        elif aggregate_call(node) is not None:
+            self.aggregate(node, navigation, aggregate)
+            _, args, _, filter_, _ = aggregate_call(node)
+            for child in args + ([filter_] if filter_ is not None else []):
+                if not (isinstance(child, exp.Column) and isinstance(child.this, exp.Star)):
+                    self.visit(child, navigation, node)
+            return
+        elif isinstance(node, exp.Column) and isinstance(node.this, exp.Star) and node.table:
+            raise error("v.* is only allowed as the only argument of COUNT", node)
+        elif isinstance(node, exp.Column) and node.table:
+            self.variable(node.args["table"], node)
+        elif isinstance(node, Classifier) and node.this is not None:
+            self.variable(node.this, node)
+        for child in node.iter_expressions():
+            self.visit(child, navigation, aggregate)
+
+    def modifier(self, node):
+        keyword = "RUNNING" if isinstance(node, Running) else "FINAL"
+        if self.define and isinstance(node, Final):
+            raise error("FINAL is not allowed in DEFINE (conditions see the match as it grows)", node)
+        target = node.this
+        if isinstance(target, exp.Paren):
+            return  # applies to the FIRST / LAST / aggregates inside
+        if isinstance(target, (First, Last)) or aggregate_call(target) is not None:
+            return
+        if isinstance(target, Navigation) and isinstance(_unparen(target.this), (First, Last)):
+            return  # FINAL NEXT(LAST(x)): the modifier of the logical navigation inside
+        raise error(f"{keyword} applies to FIRST, LAST and aggregates, not to {construct(target)}", node)
+
+    def navigation(self, node: Navigation, outer: Navigation | None, aggregate):
+        name = node.sql_keyword
+        if aggregate is not None:
+            raise error(f"{construct(aggregate)}: nested {name} is not allowed in its argument", node)
+        if outer is not None:
+            if isinstance(outer, (First, Last)) or node.physical:
+                raise error(f"{outer.sql_keyword}: nested {name} is not allowed in its argument", node)
+            if _unparen(outer.this) is not node:
+                raise error(f"{outer.sql_keyword}: a nested {name} must be its whole first argument "
+                            f"(e.g. {outer.sql_keyword}({name}(A.price), 2))", node)
+        offset = node.offset
+        if offset is not None:
+            if not isinstance(offset, exp.Literal) or offset.is_string or not offset.name.isdigit():
+                raise error(f"{name}: the offset must be a non-negative integer literal", offset)
+            if int(offset.name) > MAX_OFFSET:
+                raise error(f"{name}: the offset must not exceed {MAX_OFFSET}", offset)
+        argument = node.this
+        if not any(True for _ in _columns_and_classifiers(argument)):
+            raise error(f"{name}: the argument must reference a column, e.g. {name}(A.price)", node)
+        labels = self.labels(node, list(_columns_and_classifiers(argument)))
+        if len(labels) > 1:
+            raise error(f"{name}: all column references in the argument must be qualified by the same "
+                        f"pattern variable, found {', '.join(sorted(str(v) for v in labels))}", node)
+
+    def aggregate(self, node, navigation, outer):
+        name, args, _, filter_, ignore_nulls = aggregate_call(node)
+        if name not in AGGREGATES:
+            raise error(f"aggregate {name.upper()} is not supported in MATCH_RECOGNIZE", node)
+        if ignore_nulls:
+            raise error(f"{name.upper()}: IGNORE NULLS is not supported in MATCH_RECOGNIZE", node)
+        if navigation is not None:
+            raise error(f"{navigation.sql_keyword}: nested {name.upper()} is not allowed in its argument", node)
+        if outer is not None:
+            raise error(f"{construct(outer)}: nested {name.upper()} is not allowed in its argument", node)
+        stars = [a for a in args if isinstance(a, exp.Star) or (isinstance(a, exp.Column) and isinstance(a.this, exp.Star))]
+        if stars and (name != "count" or len(args) != 1):
+            raise error(f"{name.upper()}: * and v.* are only allowed in COUNT", stars[0])
+        if stars and stars[0].args.get("table"):
+            self.variable(stars[0].args["table"], stars[0])
+            return
+        found = [n for a in args + ([filter_] if filter_ is not None else []) for n in _columns_and_classifiers(a)]
+        labels = self.labels(node, found)
+        if len(labels) > 1:
+            raise error(f"{name.upper()}: all column references in the argument must be qualified by the same "
+                        f"pattern variable, found {', '.join(sorted(str(v) for v in labels))}", node)
+
+    def labels(self, context, nodes) -> set:
+        """The pattern variables (names; None = unqualified) the columns and classifiers name."""
+        labels = set()
+        for n in nodes:
+            identifier = n.this if isinstance(n, Classifier) else n.args.get("table")
+            if identifier is None:
+                labels.add(None)
+            else:
+                labels.add(self.variable(identifier, n))
+        if len(labels) > 1 and None in labels:
+            labels.discard(None)
+            labels.add("(none)")
+        return labels
+
+    def variable(self, identifier, node) -> str:
+        name = variable_name(identifier)
+        if self.analysis.variable_set(name) is None:
+            raise error(f"{name} is not a pattern variable or subset", node)
+        return name
+
+
+def _unparen(node):
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _columns_and_classifiers(node):
+    """Column references and CLASSIFIERs in ``node``, not inside subqueries."""
+    for n in node.walk(bfs=False, prune=lambda n: isinstance(n, (exp.Subquery, exp.Select))):
+        if isinstance(n, Classifier) or (isinstance(n, exp.Column) and not isinstance(n.this, exp.Star)):
+            yield n

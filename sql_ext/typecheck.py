@@ -1,0 +1,78 @@
+"""Type the engine's expressions as Spark's analyzer would, once Spark has typed the columns
+they read: each call gets the argument types Spark casts to (``sparksql.coercion``), with the
+implicit casts made explicit (``udtf.expr.Cast``), and its result type; each aggregate the
+types of Spark's aggregate function.  What Spark's analyzer would reject is an error at the
+construct's line:column."""
+from __future__ import annotations
+
+from udtf import expr as ir
+from udtf.errors import MatchRecognizeError
+from udtf.sparksql import scalar
+from udtf.sparksql.aggregates import aggregate
+from udtf.sparksql.coercion import Literal, resolve
+from udtf.sparksql.errors import SparkAnalysisError
+from udtf.sparksql.types import Kind, SqlType
+
+
+def typed(expr, types: dict, ansi: bool):
+    """``expr`` with its types resolved; ``types``: column name -> Spark type (simpleString)."""
+    if expr is None or isinstance(expr, (ir.Lit, ir.Classifier, ir.MatchNumber)):
+        return expr
+    if isinstance(expr, ir.Col):
+        return expr._replace(type=types[expr.name])
+    if isinstance(expr, ir.Nav):
+        return expr._replace(type=types[expr.column]) if expr.column is not None else expr
+    if isinstance(expr, ir.Agg):
+        return _aggregate(expr, types, ansi)
+    if isinstance(expr, ir.Cast):
+        arg = typed(expr.arg, types, ansi)
+        source, target = SqlType.parse(ir.type_of(arg)), SqlType.parse(expr.chain[-1])
+        try:
+            scalar.cast(source, target, ansi, try_=expr.safe)
+        except (SparkAnalysisError, ValueError, NotImplementedError) as e:
+            raise MatchRecognizeError(f"cannot cast {source} to {target} over match state ({e})", *expr.at) from None
+        return expr._replace(arg=arg, source=str(source))
+    return _call(expr, types, ansi)
+
+
+def boolean(expr, what: str, at):
+    """``expr`` (typed) if it is a condition, else an error naming ``what``."""
+    kind = SqlType.parse(ir.type_of(expr)).kind
+    if kind not in (Kind.BOOLEAN, Kind.VOID):
+        raise MatchRecognizeError(f"{what} must be a boolean condition, not {ir.type_of(expr)}", *at)
+    return expr
+
+
+def _call(expr: ir.Call, types: dict, ansi: bool) -> ir.Call:
+    args = [typed(a, types, ansi) for a in expr.args]
+    arg_types = [SqlType.parse(ir.type_of(a)) for a in args]
+    described = [Literal(t, ir.literal_value(a.value, a.type)) if isinstance(a, ir.Lit) else t
+                 for a, t in zip(args, arg_types)]
+    try:
+        signature = resolve(expr.fn, described, ansi)
+    except SparkAnalysisError as e:
+        raise MatchRecognizeError(str(e), *expr.at) from None
+    args = [_cast(a, t, chain, expr.at) for a, t, chain in zip(args, arg_types, signature.casts(arg_types))]
+    return expr._replace(args=tuple(args), arg_types=tuple(str(t) for t in signature.args),
+                         type=str(signature.result))
+
+
+def _aggregate(expr: ir.Agg, types: dict, ansi: bool) -> ir.Agg:
+    args = [typed(a, types, ansi) for a in expr.args]
+    arg_types = [SqlType.parse(ir.type_of(a)) for a in args]
+    try:
+        fold = aggregate(expr.fn, arg_types, expr.distinct, ansi)
+    except (SparkAnalysisError, NotImplementedError) as e:
+        raise MatchRecognizeError(f"{expr.fn.upper()}: {e}", *expr.at) from None
+    args = [_cast(a, t, (want,) if want != t else (), expr.at) for a, t, want in zip(args, arg_types, fold.arg_types)]
+    condition = typed(expr.filter, types, ansi)
+    if condition is not None:
+        boolean(condition, f"the FILTER of {expr.fn.upper()}", expr.at)
+    return expr._replace(args=tuple(args), arg_types=tuple(str(t) for t in fold.arg_types), filter=condition,
+                         type=str(fold.result_type))
+
+
+def _cast(arg, source: SqlType, chain, at):
+    if not chain:
+        return arg
+    return ir.Cast(arg, str(source), tuple(str(t) for t in chain), at)
