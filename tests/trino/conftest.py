@@ -38,6 +38,8 @@ def runner(spark, trino):
     try:
         yield r
     finally:
-        trino_engine.close()
-        harness.TIER_SPARK_CONF.restore(spark)
-        r.drop(list(r.tables))
+        try:
+            r.drop(list(r.tables))
+        finally:
+            trino_engine.close()
+            harness.TIER_SPARK_CONF.restore(spark)

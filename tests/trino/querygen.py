@@ -772,9 +772,9 @@ class Generator:
         targets = pvars + snames
         # SKIP TO [FIRST|LAST] v often fails at run time (v absent, or the match's first row):
         # each such query costs a Spark job of its own, so they are a minority
-        if skip_roll < 0.55:
+        if skip_roll < 0.6:
             skip: tuple = ("past",)
-        elif skip_roll < 0.85:
+        elif skip_roll < 0.92:
             skip = ("next",)
         else:
             skip = (r.choice(["first", "last", "to"]), r.choice(targets))
