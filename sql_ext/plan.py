@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from udtf import expr as ir
-from udtf.plan import Atom, Comparison, Condition, Lagged, Semantics
+from udtf.plan import Atom, Comparison, Condition, Lagged, RowsMode, Semantics
 from udtf.sparksql.coercion import literal
 
 from . import rules
@@ -131,6 +131,11 @@ def plan(analysis: Analysis, column_types: dict | None = None) -> Plan:
     for measure in clause.measures:
         planner = _Planner(result, defining=None)
         result.measures.append((measure.name, planner.measure(measure.this.copy())))
+    if analysis.rows is RowsMode.ALL_WITH_UNMATCHED and result.measures:
+        # every measure of a row that belongs to no match is NULL, whatever its expression
+        matched = _Planner(result, defining=None).add_atom(MeasureAtom(Atom(ir.MatchNumber(), True)))
+        result.measures = [(name, exp.case().when(exp.not_(matched.copy().is_(exp.null())), e))
+                           for name, e in result.measures]
     return result
 
 
@@ -240,11 +245,11 @@ class _Planner:
     # ---- navigation -------------------------------------------------------------------
     def navigation(self, node):
         """(variable set, NavMode, logical offset, physical offset, argument) of a navigation,
-        including PREV/NEXT(FIRST/LAST(...))."""
+        including PREV/NEXT([RUNNING | FINAL] FIRST/LAST(...))."""
         physical = 0
         if isinstance(node, (Prev, Next)):
             physical = -self.offset(node) if isinstance(node, Prev) else self.offset(node)
-            node = _unparen(node.this)
+            node = _unwrap(node.this)
         if isinstance(node, (First, Last)):
             logical = self.offset(node)
             mode = ir.NavMode.FIRST if isinstance(node, First) else ir.NavMode.LAST
@@ -455,6 +460,9 @@ class _Planner:
     def measure_navigation(self, node, final: bool):
         """A navigation in MEASURES: the values of the row it lands on, as atoms; CLASSIFIER()
         in its argument is that row's variable."""
+        inner = _unparen(node.this) if isinstance(node, (Prev, Next)) else None
+        if isinstance(inner, (Running, Final)):  # NEXT(FINAL LAST(x), 1)
+            final = isinstance(inner, Final)
         members, mode, logical, physical, arg = self.navigation(node)
         if not _has_match_state(arg):
             column = self.plan.column_for(self.argument_column(arg), node)
@@ -509,6 +517,13 @@ def _conjuncts(node):
 
 def _unparen(node):
     while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _unwrap(node):
+    """``node`` without parentheses and RUNNING / FINAL around it."""
+    while isinstance(node, (exp.Paren, Running, Final)):
         node = node.this
     return node
 

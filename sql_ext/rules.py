@@ -25,7 +25,7 @@ from .parse import Classifier, Final, First, Last, MatchNumber, MatchRecognizeCl
 
 MAX_OFFSET = 2_147_483_647
 # Trino's names for aggregates that Spark spells differently
-ALIASES = {"arbitrary": "any_value"}
+ALIASES = {"arbitrary": "any_value", "approx_distinct": "approx_count_distinct"}
 
 
 def aggregate_call(node):
@@ -130,7 +130,7 @@ class _Checker:
         if outer is not None:
             if isinstance(outer, (First, Last)) or node.physical:
                 raise error(f"{outer.sql_keyword}: nested {name} is not allowed in its argument", node)
-            if _unparen(outer.this) is not node:
+            if _unwrap(outer.this) is not node:
                 raise error(f"{outer.sql_keyword}: a nested {name} must be its whole first argument "
                             f"(e.g. {outer.sql_keyword}({name}(A.price), 2))", node)
         offset = node.offset
@@ -192,6 +192,13 @@ class _Checker:
 
 def _unparen(node):
     while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _unwrap(node):
+    """``node`` without parentheses and RUNNING / FINAL around it."""
+    while isinstance(node, (exp.Paren, Running, Final)):
         node = node.this
     return node
 

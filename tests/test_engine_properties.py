@@ -160,7 +160,7 @@ def std_quantifier(draw):
     kind = draw(st.sampled_from(["*", "+", "?", "{n}", "{n,}", "{,m}", "{n,m}"]))
     lo = draw(st.integers(0, 2))
     hi = max(lo, 1) + draw(st.integers(0, 2))
-    text = {"*": "*", "+": "+", "?": "?", "{n}": f"{{{lo}}}", "{n,}": f"{{{lo},}}", "{,m}": f"{{,{hi}}}",
+    text = {"*": "*", "+": "+", "?": "?", "{n}": f"{{{max(lo, 1)}}}", "{n,}": f"{{{lo},}}", "{,m}": f"{{,{hi}}}",
             "{n,m}": f"{{{lo},{hi}}}"}[kind]
     return text + draw(st.sampled_from(["", "", "?", "+"]))  # greedy, reluctant, possessive
 
@@ -247,7 +247,7 @@ def flink_sequence(draw, names, depth, in_group=False):
         if kind == "group":
             body = draw(flink_sequence(names, depth + 1, in_group=True))
             lo = draw(st.integers(1, 2))
-            quant = draw(st.sampled_from(["+", f"{{{lo}}}", f"{{{lo},}}", f"{{{lo},{lo + 1}}}"]))
+            quant = draw(st.sampled_from(["+", f"{{{max(lo, 1)}}}", f"{{{lo},}}", f"{{{lo},{lo + 1}}}"]))
             text = f"({body}){draw(st.sampled_from(['', '->', '', '->>']))}{quant}"
             if quant in ("+", f"{{{lo},}}") and draw(st.integers(0, 9)) < 3:
                 text += " UNTIL U"
@@ -313,7 +313,7 @@ def _random_std_pattern(rng, depth=0):
         body = f"({body})"
     lo = rng.randint(0, 2)
     hi = max(lo, 1) + rng.randint(0, 2)
-    quant = rng.choice(["*", "+", "?", f"{{{lo}}}", f"{{{lo},}}", f"{{,{hi}}}", f"{{{lo},{hi}}}"])
+    quant = rng.choice(["*", "+", "?", f"{{{max(lo, 1)}}}", f"{{{lo},}}", f"{{,{hi}}}", f"{{{lo},{hi}}}"])
     return body + quant + rng.choice(["", "", "?", "+"])
 
 
@@ -340,7 +340,7 @@ def _random_flink_sequence(rng, names, depth, in_group=False):
         r = rng.random()
         if depth == 0 and r < .2:
             lo = rng.randint(1, 2)
-            quant = rng.choice(["+", f"{{{lo}}}", f"{{{lo},}}", f"{{{lo},{lo + 1}}}"])
+            quant = rng.choice(["+", f"{{{max(lo, 1)}}}", f"{{{lo},}}", f"{{{lo},{lo + 1}}}"])
             text = f"({_random_flink_sequence(rng, names, 1, True)}){rng.choice(['', '', '->', '->>'])}{quant}"
             if quant in ("+", f"{{{lo},}}") and rng.random() < .3:
                 text += " UNTIL U"

@@ -138,6 +138,7 @@ _TOKEN = re.compile(
 )
 
 MAX_PERMUTE = 8
+MAX_BOUND = 2_147_483_647  # a quantifier bound (Trino's limit)
 
 
 class _Tokens:
@@ -328,6 +329,12 @@ def _quantifier(toks: _Tokens, node, off: int):
             raise toks.error("empty quantifier {}")
         low = int(lo) if lo else 0
         high = (int(hi) if hi else None) if comma else low
+        text = "{" + lo + (comma or "") + hi + "}"
+        if max(low, high or 0) > MAX_BOUND:
+            raise toks.error(f"quantifier {text}: a bound must not exceed {MAX_BOUND}")
+        if high == 0:
+            raise toks.error(f"quantifier {text}: the maximum must be at least 1 (as in Trino; "
+                             "leave the element out instead)")
         if high is not None and high < low:
             raise toks.error(f"quantifier {{{lo},{hi}}} has its maximum below its minimum")
     elif kind == "op" and value in ("*", "+", "?"):
@@ -342,8 +349,6 @@ def _quantifier(toks: _Tokens, node, off: int):
     elif toks.at_op("+"):
         toks.next()
         possessive = True
-    if isinstance(node, (Anchor, Neg)):
-        raise MatchRecognizeError("an anchor or negation cannot be quantified", *toks.pos(off))
     result = Repeat(node, low, high, greedy, inner, None, toks.pos(off), possessive)
     if toks.peek()[0] == "brace" or toks.at_op("*", "+"):
         raise toks.error("a quantifier cannot directly follow another quantifier; use parentheses")

@@ -68,6 +68,7 @@ class StandardMatcher(Matcher):
         return None
 
     def _begin(self, start: int):
+        self.machine.table.match_number = self.match_number + 1  # MATCH_NUMBER() in DEFINE
         self.best = None
         self.threads = []
         self.pos = start

@@ -18,6 +18,7 @@ class Machine:
 
     def __init__(self, program: Program, conditions: Conditions, semantics: Semantics, within=None):
         self.rows = conditions.rows
+        self.table = conditions.table
         self.within_limit = within  # max distance between first and last row, in ``rows.order`` units
         self.stateful = bool(conditions.table.facts)
         self.initial_facts = conditions.table.initial
