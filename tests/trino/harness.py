@@ -222,16 +222,21 @@ TIER_SPARK_CONF = SparkConf({"spark.sql.shuffle.partitions": "1", "spark.sql.ada
 class TrinoEngine:
     """Trino: each query its own statement, ``threads`` connections in parallel."""
 
-    def __init__(self, server, threads: int = 4):
+    def __init__(self, server, threads: int = 4, max_seconds: int = 60):
         self.server = server
         self.threads = threads
+        # Trino's matcher can take exponential time on some patterns (seen: a {2,} loop over
+        # a body of excluded/optional alternatives); such a query fails with
+        # EXCEEDED_TIME_LIMIT instead of holding a core
+        self.max_seconds = max_seconds
         self._local = threading.local()
         self.pool = ThreadPoolExecutor(threads, thread_name_prefix="trino")
 
     def _conn(self):
         c = getattr(self._local, "conn", None)
         if c is None:
-            c = self._local.conn = self.server.connect()
+            c = self._local.conn = self.server.connect(
+                session_properties={"query_max_execution_time": f"{self.max_seconds}s"})
         return c
 
     def load(self, tables) -> None:
