@@ -38,7 +38,7 @@ class Analysis:
     semantics: Semantics
     skip: Skip
     rows: RowsMode
-    input_columns: dict = field(default_factory=dict)  # lower-case name -> exact name
+    input_columns: tuple = ()  # exact names, in order
 
     def variable_set(self, name: str):
         """Variable indexes named by a primary or union variable, or None if unknown."""
@@ -83,7 +83,7 @@ def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
                     "match per start row; use AFTER MATCH SKIP TO NEXT ROW)", clause.skip or clause)
 
     analysis = Analysis(clause, pattern, var_names, subsets, definitions, semantics, skip,
-                        RowsMode(clause.rows), {c.lower(): c for c in input_columns})
+                        RowsMode(clause.rows), tuple(input_columns))
     for column in clause.partition_by:
         if not isinstance(column, exp.Column) or column.table:
             raise error("PARTITION BY: only column names of the input are supported", column)
@@ -116,12 +116,15 @@ def _skip(clause: MatchRecognizeClause, var_names: list, subsets: dict) -> Skip:
 
 
 def analysis_column(analysis: Analysis, column: exp.Column) -> str:
-    """The exact input column name a column reference resolves to."""
-    name = analysis.input_columns.get(column.name.lower())
-    if name is None:
+    """The exact input column name a column reference resolves to (case-insensitively, as
+    Spark resolves names)."""
+    found = [c for c in analysis.input_columns if c.lower() == column.name.lower()]
+    if not found:
         raise error(f"column {column.name} cannot be resolved; input columns are: "
-                    f"{', '.join(analysis.input_columns.values())}", column)
-    return name
+                    f"{', '.join(analysis.input_columns)}", column)
+    if len(found) > 1:
+        raise error(f"column {column.name} is ambiguous: the input has {', '.join(found)}", column)
+    return found[0]
 
 
 def _check_output_names(analysis: Analysis):
@@ -135,7 +138,7 @@ def _check_output_names(analysis: Analysis):
                         "the output would have no columns", clause)
         carried = {c.name.lower() for c in clause.partition_by}
     else:
-        carried = set(analysis.input_columns)
+        carried = {c.lower() for c in analysis.input_columns}
     seen: set = set()
     for measure in clause.measures:
         name = measure.name.lower()

@@ -30,7 +30,7 @@ from .analyze import Analysis, analysis_column, error
 from .catalog import Field
 from .interval import within_micros
 from .parse import position, to_spark_sql
-from .plan import Plan, atom_name
+from .plan import Plan
 from .typecheck import boolean, typed
 
 MAX_THREADS = 100_000
@@ -48,6 +48,7 @@ class Lowered(NamedTuple):
     plan: EnginePlan
     output: tuple  # Fields of the UDTF's output
     text: str  # Spark SQL replacing the clause, its input and its alias
+    source: str  # the UDTF call in it: the relation the measures are computed over
 
 
 def quote(name: str) -> str:
@@ -89,7 +90,7 @@ def computed_query(plan: Plan, input_text: str) -> str:
 
 def aggregate_query(plan: Plan, computed: str) -> str | None:
     """A query whose columns are typed like the aggregate measures (or None without any)."""
-    typed = [f"{to_spark_sql(atom.sql)} AS {quote(atom_name(k))}" for k, atom in enumerate(plan.atoms)
+    typed = [f"{to_spark_sql(atom.sql)} AS {quote(plan.atom_name(k))}" for k, atom in enumerate(plan.atoms)
              if atom.sql is not None]
     return f"SELECT {', '.join(typed)} FROM ({computed})" if typed else None
 
@@ -111,7 +112,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
     output = [fields[name]._replace(name=name) for name in carry]
     outputs = [Output(OutputKind.CARRY, column=name) for name in carry]
     for k, (measure, atom) in enumerate(zip(plan.atoms, atoms)):
-        expr, name = atom.expr, atom_name(k)
+        expr, name = atom.expr, plan.atom_name(k)
         if isinstance(expr, Nav):
             output.append(fields[measure.column]._replace(name=name))
             outputs.append(Output(OutputKind.TAKE, column=measure.column, atom=k))
@@ -140,8 +141,9 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
     shipped = _shipped(engine_plan, fields, clause)
     digest = hashlib.sha1((engine_plan.to_json() + json.dumps(output)).encode()).hexdigest()
     name = f"sparkcep_mr_{digest[:16]}"
-    text = _replacement(analysis, plan, name, partition, input_fields, computed, shipped) + alias
-    return Lowered(name, engine_plan, output, text)
+    source = _call(plan, name, partition, clause, analysis, computed, shipped)
+    text = _replacement(analysis, plan, partition, input_fields, source) + alias
+    return Lowered(name, engine_plan, output, text, source)
 
 
 def _condition(condition: Condition, types: dict, ansi: bool, analysis: Analysis, clause: str) -> Condition:
@@ -173,21 +175,25 @@ def _shipped(plan: EnginePlan, types: dict, clause) -> list:
     return shipped
 
 
-def _replacement(analysis: Analysis, plan: Plan, name: str, partition: list, input_fields: tuple,
-                 computed: str, shipped: list) -> str:
-    clause = analysis.clause
+def _call(plan: Plan, name: str, partition: list, clause, analysis: Analysis, computed: str, shipped: list) -> str:
+    """``udtf(TABLE(SELECT <shipped> FROM (<computed>) DISTRIBUTE BY <keys> SORT BY <keys>, <order>))``."""
     keys = [quote(c) for c in partition]
     order = []
     for ordered in clause.order:
         key = ordered.copy()
         key.set("this", exp.column(analysis_column(analysis, _column(ordered.this)), quoted=True))
         order.append(to_spark_sql(key))
-    argument = f"SELECT {', '.join(map(quote, shipped)) or '1 AS `__mr_none`'} FROM ({computed}) " \
-        f"DISTRIBUTE BY {', '.join(keys) or '1'}"
+    columns = ", ".join(map(quote, shipped)) or "1 AS " + quote(plan.prefix + "_none")
+    argument = f"SELECT {columns} FROM ({computed}) DISTRIBUTE BY {', '.join(keys) or '1'}"
     if keys or order:
         argument += f" SORT BY {', '.join(keys + order)}"
+    return f"{name}(TABLE({argument}))"
+
+
+def _replacement(analysis: Analysis, plan: Plan, partition: list, input_fields: tuple, source: str) -> str:
+    clause = analysis.clause
     measures = [f"{to_spark_sql(e)} AS {quote(n)}" for n, e in plan.measures]
-    columns = list(keys)
+    columns = [quote(c) for c in partition]
     if analysis.rows is RowsMode.ONE:
         columns += measures
     else:
@@ -195,7 +201,7 @@ def _replacement(analysis: Analysis, plan: Plan, name: str, partition: list, inp
         order_columns = [c for c in plain_order if c not in partition]
         rest = [f.name for f in input_fields if f.name not in partition and f.name not in order_columns]
         columns += [quote(c) for c in order_columns] + measures + [quote(c) for c in rest]
-    return f"(SELECT {', '.join(columns)} FROM {name}(TABLE({argument})))"
+    return f"(SELECT {', '.join(columns)} FROM {source})"
 
 
 def _column(node) -> exp.Column:

@@ -74,6 +74,10 @@ class Plan:
     atoms: list = field(default_factory=list)  # of MeasureAtom (expressions untyped)
     measures: list = field(default_factory=list)  # (name, Spark expression over atom columns)
     lookahead: int = 0
+    prefix: str = "__mr"  # of the columns the rewrite adds: no input column starts with it
+
+    def atom_name(self, k: int) -> str:
+        return f"{self.prefix}_a{k}"
 
     @property
     def masks(self) -> list:
@@ -87,7 +91,7 @@ class Plan:
             return spark_expr.name
         sql = to_spark_sql(spark_expr)
         if sql not in self.computed_sql:
-            self.computed_sql[sql] = name = f"__mr_c{len(self.computed)}"
+            self.computed_sql[sql] = name = f"{self.prefix}_c{len(self.computed)}"
             self.computed[name] = spark_expr
             self.origins[name] = origin
         return self.computed_sql[sql]
@@ -97,7 +101,7 @@ class Plan:
         for name, existing in self.derived.items():
             if existing == comparisons:
                 return name
-        name = f"__mr_d{len(self.derived)}"
+        name = f"{self.prefix}_d{len(self.derived)}"
         self.derived[name] = comparisons
         return name
 
@@ -107,14 +111,10 @@ class Plan:
         return name
 
 
-def atom_name(k: int) -> str:
-    return f"__mr_a{k}"
-
-
 def plan(analysis: Analysis, column_types: dict | None = None) -> Plan:
     """``column_types``: Spark type (simpleString) of each input column, when known."""
     clause = analysis.clause
-    result = Plan(analysis, column_types or {})
+    result = Plan(analysis, column_types or {}, prefix=_prefix(analysis.input_columns))
     for definition in clause.definitions:
         rules.check(definition.condition, analysis, define=True)
         if definition.until is not None:
@@ -500,9 +500,20 @@ class _Planner:
     def add_atom(self, atom: MeasureAtom) -> exp.Column:
         for k, existing in enumerate(self.plan.atoms):
             if existing.atom == atom.atom and existing.column == atom.column:
-                return exp.column(atom_name(k), quoted=True)
+                return exp.column(self.plan.atom_name(k), quoted=True)
         self.plan.atoms.append(atom)
-        return exp.column(atom_name(len(self.plan.atoms) - 1), quoted=True)
+        return exp.column(self.plan.atom_name(len(self.plan.atoms) - 1), quoted=True)
+
+
+def _prefix(columns) -> str:
+    """``__mr`` (or ``__mr1``, ...): a prefix for the rewrite's own columns that no input column
+    (case-insensitively) starts with."""
+    taken = [c.lower() for c in columns]
+    prefix, k = "__mr", 0
+    while any(c.startswith(prefix) for c in taken):
+        k += 1
+        prefix = f"__mr{k}"
+    return prefix
 
 
 def _conjuncts(node):

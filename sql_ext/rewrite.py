@@ -14,6 +14,8 @@ from typing import NamedTuple
 from sqlglot import exp
 
 from . import lower
+from udtf.errors import MatchRecognizeError
+
 from .analyze import analyze, error
 from .catalog import Catalog
 from .parse import (Definition, MatchRecognizeClause, Measure, Verbatim, find_match_recognize, parse,
@@ -64,20 +66,65 @@ def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: l
 def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, alias: str) -> lower.Lowered:
     """The engine plan and Spark SQL replacing ``clause``, its input (``input_text``) and its
     alias (the user's text after the clause's closing parenthesis); the UDTF is registered in
-    ``catalog``."""
+    ``catalog``.  An error Spark raises while typing a part of the clause is reported at that
+    part of the user's SQL, with Spark's message."""
     ctes = _enclosing_ctes(clause)
-    input_fields = catalog.schema(ctes + f"SELECT * FROM {input_text}")
+    schema = lambda sql: catalog.schema(ctes + sql)
+    input_fields = _checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
     analysis = analyze(clause, [f.name for f in input_fields])
     planned = plan(analysis, {f.name: f.type for f in input_fields})
     window = lower.within(analysis, planned, input_fields)
     computed = lower.computed_query(planned, input_text)
-    computed_fields = catalog.schema(ctes + computed)
+    computed_fields = _checked(schema, computed, lambda: _culprit(
+        schema, ((f"SELECT {to_spark_sql(e)} FROM {input_text}", planned.origins[name])
+                 for name, e in planned.computed.items()), clause))
     aggregates = lower.aggregate_query(planned, computed)
-    aggregate_fields = catalog.schema(ctes + aggregates) if aggregates is not None else ()
+    aggregate_fields = () if aggregates is None else _checked(schema, aggregates, lambda: _culprit(
+        schema, ((f"SELECT {to_spark_sql(a.sql)} FROM ({computed})", a.sql) for a in planned.atoms if a.sql is not None),
+        clause))
     lowered = lower.lower(analysis, planned, window, input_fields, computed_fields, aggregate_fields,
                           computed, alias, catalog.ansi())
     catalog.register(lowered.name, lowered.plan, lowered.output)
+    measures = [m.this for m in clause.measures]
+    _checked(schema, f"SELECT * FROM {lowered.text}", lambda: _culprit(
+        schema, ((f"SELECT {to_spark_sql(e)} FROM {lowered.source}", node)
+                 for (_, e), node in zip(planned.measures, measures)), clause))
     return lowered
+
+
+def _checked(schema, sql: str, culprit):
+    """``schema(sql)``; when Spark rejects it, a ``MatchRecognizeError`` with Spark's message at
+    the user's construct ``culprit()`` finds."""
+    try:
+        return schema(sql)
+    except MatchRecognizeError:
+        raise
+    except Exception as e:  # Spark's AnalysisException / ParseException
+        node = culprit()
+        if isinstance(node, MatchRecognizeError):
+            raise node from None
+        raise error(spark_message(e), node) from None
+
+
+def _culprit(schema, parts, fallback):
+    """The first of ``parts`` ((sql, user node)) Spark rejects on its own, as the error to raise;
+    ``fallback`` when each passes alone."""
+    for sql, node in parts:
+        try:
+            schema(sql)
+        except Exception as e:
+            return error(spark_message(e), node)
+    return fallback
+
+
+_GENERATED = re.compile(r";? *line \d+ pos \d+|\s*SQLSTATE: \w+|`?__mr\d*_\w+`?")
+
+
+def spark_message(e: Exception) -> str:
+    """Spark's error message without what refers to the generated SQL (its positions, plan
+    dumps, the rewrite's own column names)."""
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return _GENERATED.sub("", first).rstrip(" .;") + "."
 
 
 def _splice(sql: str, start: int, end: int, edits: list) -> str:

@@ -64,6 +64,8 @@ def construct(node) -> str:
         return "CLASSIFIER"
     if isinstance(node, MatchNumber):
         return "MATCH_NUMBER"
+    if isinstance(node, exp.Anonymous):
+        return node.name.upper()
     if isinstance(node, exp.Func):
         return node.sql_name()
     return type(node).__name__.upper()

@@ -33,6 +33,8 @@ class StaticCatalog:
         self.registered: dict = {}  # UDTF name -> (EnginePlan, output Fields)
 
     def schema(self, sql: str) -> tuple:
+        for name in self.registered:
+            sql = _as_table(sql, name)  # a call of a UDTF registered here reads as a table
         tree = qualify(sqlglot.parse_one(sql, read="spark"), schema=self.schemas, dialect="spark")
         tree = annotate_types(tree, schema=self.schemas, dialect="spark")
         return tuple(field(e.alias_or_name, e.type.sql("spark").lower()) for e in tree.selects)
@@ -42,3 +44,17 @@ class StaticCatalog:
 
     def register(self, name: str, plan, output: tuple) -> None:
         self.registered.setdefault(name, (plan, output))
+        self.schemas[name] = {f.name: f.type for f in output}
+
+
+def _as_table(sql: str, name: str) -> str:
+    """``sql`` with each ``name(...)`` call replaced by the bare table name ``name``."""
+    while (start := sql.find(name + "(")) >= 0:
+        depth, end = 0, start + len(name)
+        while True:
+            depth += {"(": 1, ")": -1}.get(sql[end], 0)
+            end += 1
+            if depth == 0:
+                break
+        sql = sql[:start] + name + sql[end:]
+    return sql

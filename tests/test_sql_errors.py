@@ -231,3 +231,32 @@ def test_skip_runtime_errors(series, skip, pattern, define, message):
     line, column = at(sql, clause)
     column += len(clause) - len(skip.split()[-1])  # the SKIP TO target
     assert f"line {line}:{column}: {message}" in str(info.value)
+
+
+SPARK_ERRORS = [
+    # (what, query parts, the start of the message, the text at the error position)
+    ("unknown function in MEASURES", dict(measures="no_such_fn(LAST(A.p)) AS x"), "[UNRESOLVED_ROUTINE]",
+     "no_such_fn"),
+    ("comparison of a number with an array", dict(define="B AS p > array(1)"),
+     "[DATATYPE_MISMATCH", "p > array(1)"),
+    ("non-boolean DEFINE", dict(define="B AS p + 1"), "[DATATYPE_MISMATCH", "p + 1"),
+    ("unknown function over match state", dict(define="B AS no_such_fn(A.p) > 1"), "NO_SUCH_FN over match state",
+     "no_such_fn"),
+]
+
+
+@pytest.mark.parametrize("case", SPARK_ERRORS, ids=[c[0] for c in SPARK_ERRORS])
+def test_spark_errors_name_the_users_construct(series, case):
+    """Errors Spark raises on the rewritten SQL come at the user's line:column, with Spark's
+    message and none of the generated SQL's positions or column names."""
+    name, parts, start, needle = case
+    sql = query(**parts)
+    try:
+        series.sql(sql).collect()
+    except MatchRecognizeError as e:
+        err = e
+    else:
+        raise AssertionError("no error")
+    assert start in err.message, err.message
+    assert (err.line, err.column) == at(sql, needle)
+    assert "__mr" not in err.message and " pos " not in err.message

@@ -104,3 +104,28 @@ def test_quantifier_maximum_zero_is_an_error(surface, pattern):
     err = analysis_error(surface, sql)
     assert err.message.startswith(f"quantifier {pattern[1:]}: the maximum must be at least 1")
     assert (err.line, err.column) == at(sql, pattern[1:])
+
+
+def test_quoted_variables_keep_their_case(surface):
+    """`b` and B are two variables (Trino: "b" and B); CLASSIFIER reports them as written."""
+    sql = query("array_agg(CLASSIFIER()) AS c, COUNT(`b`.*) AS lower_b", p="A `b`+ B",
+                d="`b` AS p < PREV(p), B AS p > PREV(p)")
+    assert rows(surface, sql) == [("a", ["A", "b", "b", "B"], 2)]
+
+
+def test_internal_names_do_not_collide_with_input_columns(surface):
+    sql = """SELECT * FROM (SELECT k, t, p, p AS __mr_a0, p AS __mr_c0 FROM surface) MATCH_RECOGNIZE (
+        PARTITION BY k ORDER BY t MEASURES LAST(__mr_a0) AS a, FIRST(__mr_c0) AS c, COUNT(*) AS n
+        PATTERN (A B+) DEFINE B AS __mr_a0 < PREV(__mr_c0)) AS m"""
+    assert rows(surface, sql) == [("a", 8, 10, 3), ("a", 7, 12, 2), ]
+
+
+def test_columns_differing_only_in_case_are_ambiguous_when_referenced(surface):
+    from sql_support import analysis_error, at
+    sql = """SELECT * FROM (SELECT k, t, p AS x, p + 1 AS X FROM surface) MATCH_RECOGNIZE (
+        PARTITION BY k ORDER BY t MEASURES COUNT(*) AS n PATTERN (A B+) DEFINE B AS x < PREV(x)) AS m"""
+    err = analysis_error(surface, sql)
+    assert err.message == "column x is ambiguous: the input has x, X"
+    assert (err.line, err.column) == at(sql, "x < PREV")
+    ok = sql.replace("DEFINE B AS x < PREV(x)", "DEFINE B AS t > 0")
+    assert rows(surface, ok) == [("a", 6), ("b", 2)]

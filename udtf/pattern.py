@@ -11,8 +11,8 @@ Grammar (standard row pattern syntax plus the FlinkCEP extensions)::
     quant    := ('->' | '->>')? ('*' | '+' | '?' | '{' n '}' | '{' n? ',' m? '}') ('?' | '+')?
                                                 reluctant '?', possessive '+' (FlinkCEP greedy())
 
-Unquoted variable names are case-insensitive (upper-cased); ``"quoted"`` names keep
-their case.  Every node keeps the (line, column) of its first character in the user's SQL.
+Unquoted variable names are case-insensitive (upper-cased); ``"quoted"`` and
+```backquoted``` names keep their case.  Every node keeps the (line, column) of its first character in the user's SQL.
 """
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def walk(node):
 
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)
-      | (?P<qname>"(?:[^"]|"")+")
+      | (?P<qname>"(?:[^"]|"")+"|`(?:[^`]|``)+`)
       | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
       | (?P<brace>\{\s*(?P<lo>\d*)\s*(?P<comma>,)?\s*(?P<hi>\d*)\s*\})
       | (?P<op>->>|->|\{-|-\}|[()|,*+?^$~])
@@ -280,8 +280,8 @@ def _item(toks: _Tokens):
 
 
 def _var_name(kind: str, value: str) -> str:
-    if kind == "qname":
-        return value[1:-1].replace('""', '"')
+    if kind == "qname":  # "name" or `name`: case kept
+        return value[1:-1].replace(value[0] * 2, value[0])
     return value.upper()
 
 
