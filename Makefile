@@ -1,9 +1,12 @@
 # sparkcep build / test entry points.  `bash .ci/run` (CI) runs `make test`.
 #
-#   make .venv       main venv (.venv): pip install -e '.[dev,dbt]'
+#   make .venv       main venv (.venv): pip install -e '.[dev,dbt,delta]'
 #   make jars        Delta Lake jars from Maven Central into .jars/ (offline afterwards)
-#   make test        every test tier, slow ones included      (PYTEST_ARGS=... to narrow)
-#   make test-fast   pure-Python tests only: -m "not spark and not flink and not trino"
+#   make test        every test tier, slow ones included      (PYTEST_ARGS=... to narrow):
+#                    one pytest run for the classic tiers, then `make test-connect`
+#   make test-connect  the Spark Connect tier (tests/connect/): a local Connect server, the SQL
+#                    behaviour tests through a remote session; its own pytest process
+#   make test-fast   pure-Python tests only: -m "not spark and not flink and not trino and not connect"
 #   make demo        python -m sql_examples.demo
 #   make bench       python bench/run.py
 #   make flink-env   separate venv .venv-flink with apache-flink (own, older deps)
@@ -59,16 +62,16 @@ TRINO_STAMP     := $(TRINO_DIR)/.installed-$(TRINO_VERSION)
 # Spark's Python workers must run the venv's interpreter.
 SPARK_ENV = PYSPARK_PYTHON="$(CURDIR)/$(VPY)" PYSPARK_DRIVER_PYTHON="$(CURDIR)/$(VPY)"
 
-.PHONY: venv .venv jars trino test test-fast demo bench flink-env clean distclean
+.PHONY: venv .venv jars trino test test-connect test-fast demo bench flink-env clean distclean
 
 venv: $(VENV_STAMP)
 .venv: $(VENV_STAMP)
 
 $(VENV_STAMP): pyproject.toml
-	@echo "== creating $(VENV) and installing sparkcep[dev,dbt]"
+	@echo "== creating $(VENV) and installing sparkcep[dev,dbt,delta]"
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install $(PIP_FLAGS) -q --upgrade pip setuptools wheel
-	$(VPY) -m pip install $(PIP_FLAGS) -e '.[dev,dbt]'
+	$(VPY) -m pip install $(PIP_FLAGS) -e '.[dev,dbt,delta]'
 	$(VPY) -m pip check
 	touch $@
 
@@ -109,10 +112,16 @@ $(TRINO_STAMP): $(VENV_STAMP)
 	touch $@
 
 test: $(VENV_STAMP) $(JARS_STAMP) flink-env trino
-	$(SPARK_ENV) SPARKCEP_REQUIRE_TRINO=1 $(VPY) -m pytest $(PYTEST_ARGS)
+	$(SPARK_ENV) SPARKCEP_REQUIRE_TRINO=1 $(VPY) -m pytest -m "not connect" $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory test-connect
+
+# A remote session switches pyspark to Spark Connect for the whole process: the tier has a
+# pytest process of its own.  Exit code 5 (PYTEST_ARGS selected none of its tests) is fine.
+test-connect: $(VENV_STAMP)
+	$(SPARK_ENV) $(VPY) -m pytest -m connect $(PYTEST_ARGS) || test $$? -eq 5
 
 test-fast: $(VENV_STAMP)
-	$(VPY) -m pytest -m "not spark and not flink and not trino" $(PYTEST_ARGS)
+	$(VPY) -m pytest -m "not spark and not flink and not trino and not connect" $(PYTEST_ARGS)
 
 demo: $(VENV_STAMP) $(JARS_STAMP)
 	$(SPARK_ENV) $(VPY) -m sql_examples.demo

@@ -31,20 +31,34 @@ class Catalog(Protocol):
         (``Field``s) for the rest of the session; a no-op when it exists."""
 
 
+# every UDTF registered by this process: name -> (plan, output fields), so that a session other
+# than the one that planned it can register it (a global temporary view calls it by name)
+REGISTERED: dict = {}
+
+
 class SparkCatalog:
-    def __init__(self, spark):
+    """The catalog of a SparkSession (classic or Spark Connect).
+
+    ``args``: the statement's parameter values (a dict: positional markers are renamed by
+    then), passed to every query Spark analyses; ``run(sql, args)``: how to have Spark analyse a
+    query (default ``spark.sql``; ``enable()`` passes the original, unpatched method)."""
+
+    def __init__(self, spark, args=None, run=None):
         self.spark = spark
+        self.args = args or None
+        self.run = run if run is not None else (lambda sql, args: spark.sql(sql, args))
 
     def schema(self, sql: str) -> tuple:
         import json
 
         return tuple(Field(f.name, f.dataType.simpleString(), json.dumps(f.dataType.jsonValue()))
-                     for f in self.spark.sql(sql).schema.fields)
+                     for f in self.run(sql, self.args).schema.fields)
 
     def ansi(self) -> bool:
         return self.spark.conf.get("spark.sql.ansi.enabled", "true").lower() == "true"
 
     def register(self, name: str, plan: EnginePlan, output: tuple) -> None:
+        REGISTERED.setdefault(name, (plan, output))
         if self.spark.catalog.functionExists(name):
             return
         import json
@@ -53,6 +67,13 @@ class SparkCatalog:
 
         from udtf.arrow import make_udtf
 
+        from .session import session_kind
+
         return_type = StructType.fromJson({"type": "struct", "fields": [
             {"name": f.name, "type": json.loads(f.json), "nullable": True, "metadata": {}} for f in output]})
-        self.spark.udtf.register(name, make_udtf(plan, return_type))
+        self.spark.udtf.register(name, make_udtf(plan, return_type, connect=session_kind(self.spark) == "connect"))
+
+    def register_known(self, name: str) -> None:
+        """Register the UDTF ``name`` this process planned (for another session)."""
+        if name in REGISTERED:
+            self.register(name, *REGISTERED[name])

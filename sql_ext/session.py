@@ -1,17 +1,67 @@
-"""Entry points: ``transpile(sql)`` and ``enable(spark)``."""
+"""Entry points: ``transpile(sql)``, ``enable(spark)`` and ``disable(spark)``.
+
+``enable`` replaces ``sql`` on the class of the session (pyspark's classic ``SparkSession`` or
+Spark Connect's; the kind is told from the class's module, nothing of the other kind is
+imported) with a method that rewrites MATCH_RECOGNIZE for *enabled* sessions and calls the
+original method for every other statement and session:
+
+* ``enable(spark)`` enables ``spark`` - a classic session with every session of its
+  SparkContext (``newSession()``, ``SparkSession(sc)``), a Connect session by itself;
+* ``enable()`` enables the active session and every session created later, of either kind
+  (Spark Connect's class is patched when its module is imported);
+* ``disable(spark)`` / ``disable()`` undo them; the class method is restored when no session is
+  enabled.
+
+A statement's ``args`` (named ``:p`` or positional ``?`` markers) reach every query the rewrite
+has Spark analyse and the final statement; positional markers are renamed ``:__sparkcep_p<k>``
+first, because the rewrite re-emits expressions in another order and several times.  pyspark's
+string formatting (``{df}``) is applied before the rewrite, with the session kind's own
+formatter.  The first MATCH_RECOGNIZE of a session ships ``udtf``/``sql_ext`` to its executors
+when they may lack them (see ``shipping`` and docs/deploying.md).
+"""
 from __future__ import annotations
 
+import functools
+import importlib.abc
+import importlib.util
 import re
+import sys
+import threading
+import weakref
+
+from udtf.errors import MatchRecognizeError
 
 from .parse import find_match_recognize, parse
 
 _MENTION = re.compile(r"\bMATCH_RECOGNIZE\b", re.IGNORECASE)
 _EXPLAIN = re.compile(r"\s*EXPLAIN(?:\s+(?:EXTENDED|CODEGEN|COST|FORMATTED))?\s+", re.IGNORECASE)
+_CONNECT_MODULE = "pyspark.sql.connect.session"
+MARKER = "__sparkcep_p"  # positional marker k becomes the named marker :__sparkcep_p<k>
 
 
-def transpile(sql: str, spark=None) -> str:
+# ---------------------------------------------------------------------------------------------
+# transpile
+# ---------------------------------------------------------------------------------------------
+
+def transpile(sql: str, spark=None, args=None) -> str:
     """Plain Spark SQL for ``sql``; MATCH_RECOGNIZE clauses become calls of UDTFs registered in
-    ``spark`` (default: the active session).  SQL without MATCH_RECOGNIZE is returned as is."""
+    ``spark`` (default: the active session).  SQL without MATCH_RECOGNIZE is returned as is.
+
+    ``args``: the values of the statement's parameter markers (as for ``spark.sql``); the
+    rewrite's schema queries need them.  With a list, the returned SQL has named markers
+    ``:__sparkcep_p0``, ``:__sparkcep_p1``, ... in place of the ``?`` (``named_args(args)`` is
+    the dict to run it with)."""
+    if spark is None:
+        spark = _active_session()
+    return _transpile(sql, spark, args, None)
+
+
+def named_args(args):
+    """``args`` for SQL whose positional markers ``transpile`` renamed (a dict as is)."""
+    return args if not isinstance(args, (list, tuple)) else {f"{MARKER}{k}": v for k, v in enumerate(args)}
+
+
+def _transpile(sql: str, spark, args, run) -> str:
     if not _MENTION.search(sql):
         return sql
     explain = _EXPLAIN.match(sql)
@@ -19,43 +69,344 @@ def transpile(sql: str, spark=None) -> str:
         # sqlglot keeps EXPLAIN opaque: rewrite the statement after it, with the EXPLAIN words
         # blanked in place so that error positions stay those of the user's SQL
         blanked = re.sub(r"\S", " ", explain.group(0)) + sql[explain.end():]
-        statement = transpile(blanked, spark)
+        statement = _transpile(blanked, spark, args, run)
         return sql if statement is blanked else f"{explain.group(0).strip()} {statement}"
-    if not any(find_match_recognize(tree) for tree in parse(sql)):
+    trees = parse(sql)
+    if not any(find_match_recognize(tree) for tree in trees):
         return sql
     if spark is None:
-        from pyspark.sql import SparkSession
-
-        spark = SparkSession.getActiveSession()
-        if spark is None:
-            raise RuntimeError("transpile needs a SparkSession: pass spark= or create one first")
+        raise RuntimeError("transpile needs a SparkSession: pass spark= or create one first")
     from .catalog import SparkCatalog
+    from .parse import Pattern
     from .rewrite import rewrite_sql
 
-    return rewrite_sql(sql, SparkCatalog(spark))[0]
+    patterns = [(p.offset, p.offset + len(p.text)) for tree in trees for p in tree.find_all(Pattern)
+                if p.offset is not None]
+    positional = _markers(sql, args, patterns)
+    text, shifts = _rename_positional(sql, positional) if positional else (sql, ())
+    _ship(spark)
+    try:
+        return rewrite_sql(text, SparkCatalog(spark, named_args(args), run))[0]
+    except MatchRecognizeError as e:
+        if not shifts:
+            raise
+        raise _shifted(e, text, sql, shifts) from None
 
 
-def enable(spark):
+def _active_session():
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
+
+
+# ---------------------------------------------------------------------------------------------
+# parameter markers
+# ---------------------------------------------------------------------------------------------
+
+def _tokens(sql: str):
+    from .parse import SparkCep
+
+    return SparkCep().tokenize(sql)
+
+
+def _markers(sql: str, args, patterns) -> list:
+    """Offsets of the ``?`` markers of ``sql`` (outside the PATTERN texts ``patterns``, where
+    ``?`` is a quantifier); a marker without a value in ``args`` is an error at the marker, in
+    Spark's words (Spark would report it at a position of the rewritten SQL)."""
+    from sqlglot.tokens import TokenType
+
+    from udtf.errors import line_col
+
+    named = args if isinstance(args, dict) else {}
+    count = len(args) if isinstance(args, (list, tuple)) else 0
+    tokens = [t for t in _tokens(sql) if not any(a <= t.start < b for a, b in patterns)]
+    positional = []
+    for k, token in enumerate(tokens):
+        name = None
+        if token.token_type is TokenType.PLACEHOLDER and token.text == "?":
+            positional.append(token.start)
+            if len(positional) > count:
+                name = "?"
+        elif token.token_type is TokenType.COLON and k + 1 < len(tokens):
+            after, before = tokens[k + 1], tokens[k - 1] if k else None
+            path = before is not None and before.end + 1 == token.start and before.token_type in (
+                TokenType.VAR, TokenType.IDENTIFIER, TokenType.R_BRACKET, TokenType.R_PAREN)
+            if after.token_type is TokenType.VAR and token.end + 1 == after.start and not path \
+                    and after.text not in named:
+                name = after.text
+        if name is not None:
+            line, column = line_col(sql, token.start)
+            raise MatchRecognizeError(f"[UNBOUND_SQL_PARAMETER] Found the unbound parameter: {name}.", line, column)
+    return positional
+
+
+def _rename_positional(sql: str, positions) -> tuple[str, tuple]:
+    """``sql`` with its k-th ``?`` marker (at ``positions[k]``) renamed ``:__sparkcep_p<k>``, and
+    the renames ((offset in the new text, added characters), ...) to map positions back."""
+    out, shifts, position, added = [], [], 0, 0
+    for k, start in enumerate(positions):
+        name = f":{MARKER}{k}"
+        out += [sql[position:start], name]
+        shifts.append((start + added, len(name) - 1))
+        added += len(name) - 1
+        position = start + 1
+    out.append(sql[position:])
+    return "".join(out), tuple(shifts)
+
+
+def _shifted(error: MatchRecognizeError, text: str, user: str, shifts) -> MatchRecognizeError:
+    """``error`` (at a line:column of ``text``) at the same place of the user's SQL ``user``,
+    which has ``?`` where ``text`` has ``:__sparkcep_p<k>``."""
+    if error.line is None:
+        return error
+    from udtf.errors import line_col
+
+    lines = text.split("\n")
+    offset = sum(len(line) + 1 for line in lines[:error.line - 1]) + error.column - 1
+    back = 0
+    for start, added in shifts:
+        if offset > start + added:
+            back += added
+        elif offset > start:  # inside the renamed marker: at its '?'
+            back += offset - start
+    line, column = line_col(user, offset - back)
+    return MatchRecognizeError(re.sub(":?" + MARKER + r"\d+", "?", error.message), line, column)
+
+
+# ---------------------------------------------------------------------------------------------
+# enable / disable
+# ---------------------------------------------------------------------------------------------
+
+_lock = threading.RLock()
+_patched: dict = {}            # session class -> (original sql function, whether the class defined it)
+_scopes = weakref.WeakSet()    # enabled scopes: a classic SparkContext, or a Connect session
+_everywhere = False            # enable(): every session
+_ship_policy: dict = {}        # id(scope) -> ship argument of enable()
+
+
+def session_kind(spark) -> str:
+    """``"connect"`` for a Spark Connect session, ``"classic"`` otherwise (by the class's module:
+    neither kind's classes are imported)."""
+    return "connect" if any(c.__module__.startswith("pyspark.sql.connect") for c in type(spark).__mro__) \
+        else "classic"
+
+
+def _scope(spark):
+    return spark if session_kind(spark) == "connect" else spark._sc
+
+
+def is_enabled(spark) -> bool:
+    """Whether ``spark.sql`` accepts MATCH_RECOGNIZE."""
+    if spark is None or not any(c in _patched for c in type(spark).__mro__):
+        return False
+    return _everywhere or _scope(spark) in _scopes
+
+
+def enable(spark=None, *, ship=None):
     """Make ``spark.sql`` accept MATCH_RECOGNIZE; other statements pass through untouched.
 
-    Keyword arguments are pyspark's string formatting (``{df}`` becomes a temp view of the
-    DataFrame): it is applied before the rewrite, which must see those views."""
-    if getattr(spark.sql, "_sparkcep", False):
-        return spark
-    original = spark.sql
+    ``spark``: a classic session (every session of its SparkContext is enabled with it) or a
+    Spark Connect session.  Without it, the active session (returned; ``None`` if there is
+    none) and every session created later are enabled.  ``ship``: whether to send the
+    ``udtf``/``sql_ext`` packages to the executors (``None``: when they may lack them; see
+    docs/deploying.md).
 
-    def sql(sqlQuery, args=None, **kwargs):
-        if not kwargs:
-            return original(transpile(sqlQuery, spark), args)
-        from pyspark.sql.sql_formatter import SQLStringFormatter
+    Keyword arguments of ``spark.sql`` are pyspark's string formatting (``{df}`` becomes a
+    view of the DataFrame): it is applied before the rewrite, which must see those views."""
+    global _everywhere
+    with _lock:
+        if spark is None:
+            _everywhere = True
+            from pyspark.sql import session as classic
 
-        formatter = SQLStringFormatter(spark)
-        try:
-            return original(transpile(formatter.format(sqlQuery, **kwargs), spark), args)
-        finally:
-            formatter.clear()
+            _patch(classic.SparkSession)
+            if _CONNECT_MODULE in sys.modules:
+                _patch(sys.modules[_CONNECT_MODULE].SparkSession)
+            elif not any(isinstance(f, _ConnectHook) for f in sys.meta_path):
+                sys.meta_path.insert(0, _ConnectHook())
+            spark = _active_session()
+            if spark is None:
+                return None
+        else:
+            _patch(type(spark))
+            _scopes.add(_scope(spark))
+        _ship_policy[id(_scope(spark))] = ship
+    _ship(spark)
+    _register_global_functions(spark)
+    return spark
+
+
+def disable(spark=None) -> None:
+    """Undo ``enable(spark)`` (``spark.sql`` rejects MATCH_RECOGNIZE again), or without
+    ``spark`` every ``enable``: the session classes get their own ``sql`` back."""
+    global _everywhere
+    with _lock:
+        if spark is not None:
+            _scopes.discard(_scope(spark))
+            if _everywhere or len(_scopes):
+                return
+        _everywhere = False
+        _scopes.clear()
+        for cls in list(_patched):
+            original, own = _patched.pop(cls)
+            if own:
+                cls.sql = original
+            else:
+                del cls.sql
+        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _ConnectHook)]
+
+
+def _patch(cls) -> None:
+    if cls in _patched:
+        return
+    original = cls.sql
+    own = "sql" in cls.__dict__
+
+    @functools.wraps(original)
+    def sql(self, sqlQuery, args=None, **kwargs):
+        if not is_enabled(self):
+            return original(self, sqlQuery, args, **kwargs)
+        return _statement(self, original, sqlQuery, args, kwargs)
 
     sql._sparkcep = True
-    sql.__doc__ = original.__doc__
-    spark.sql = sql
-    return spark
+    _patched[cls] = (original, own)
+    cls.sql = sql
+
+
+class _ConnectHook(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """After ``enable()``: patches Spark Connect's SparkSession when its module is imported."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != _CONNECT_MODULE:
+            return None
+        for finder in sys.meta_path:
+            if finder is self:
+                continue
+            spec = getattr(finder, "find_spec", lambda *a: None)(name, path, target)
+            if spec is not None:
+                self.loader = spec.loader
+                spec.loader = self
+                return spec
+        return None
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec) if hasattr(self.loader, "create_module") else None
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        with _lock:
+            if _everywhere:
+                _patch(module.SparkSession)
+
+
+# ---------------------------------------------------------------------------------------------
+# one statement
+# ---------------------------------------------------------------------------------------------
+
+def _statement(spark, original, sql: str, args, kwargs):
+    """``spark.sql(sql, args, **kwargs)`` of an enabled session."""
+    if not isinstance(sql, str):
+        return original(spark, sql, args, **kwargs)
+    formatter, views = None, {}
+    if kwargs:
+        if session_kind(spark) == "connect":
+            from pyspark.sql.connect.sql_formatter import SQLStringFormatter
+
+            formatter = SQLStringFormatter(spark)
+            sql = formatter.format(sql, **kwargs)
+            views = {name: df for df, name in formatter._temp_views}
+        else:
+            from pyspark.sql.sql_formatter import SQLStringFormatter
+
+            formatter = SQLStringFormatter(spark)
+            sql = formatter.format(sql, **kwargs)
+
+    def run(text, arguments):
+        if not views:
+            return original(spark, text, arguments)
+        # Connect's views of DataFrames live in the statement: format again with the same
+        # DataFrames (each of their names becomes a field; other braces are escaped)
+        text = text.replace("{", "{{").replace("}", "}}")
+        for name in views:
+            text = text.replace(name, "{" + name + "}")
+        return original(spark, text, arguments, **views)
+
+    try:
+        _register_global_functions(spark, sql)
+        if not _MENTION.search(sql):
+            return run(sql, args)
+        rewritten = _transpile(sql, spark, args, run)
+        if rewritten is sql:
+            return run(sql, args)
+        _note_global_view(sql, rewritten)
+        return run(rewritten, named_args(args))
+    finally:
+        if formatter is not None and not views:
+            formatter.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# functions of global temporary views, in other sessions
+# ---------------------------------------------------------------------------------------------
+
+_GLOBAL_VIEW = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?GLOBAL\s+TEMP(?:ORARY)?\s+VIEW\b", re.IGNORECASE)
+_global_functions: set = set()  # UDTFs that global temporary views call
+_known = weakref.WeakKeyDictionary()  # session -> names registered in it (by this module)
+
+
+def _note_global_view(sql: str, rewritten: str) -> None:
+    """Remember the UDTFs ``rewritten`` calls if ``sql`` creates a global temporary view."""
+    if _GLOBAL_VIEW.match(sql):
+        _global_functions.update(re.findall(r"\b(sparkcep_mr_\w+)", rewritten))
+
+
+def _register_global_functions(spark, sql: str | None = None) -> None:
+    """Register in ``spark`` the UDTFs global temporary views of other sessions call, when
+    ``sql`` may read one (it names the global temporary database) or ``sql`` is None."""
+    if not _global_functions:
+        return
+    if sql is not None and not re.search(r"\bglobal_temp\b", sql, re.IGNORECASE) and \
+            not re.search(r"\b" + re.escape(_global_database(spark)) + r"\b", sql, re.IGNORECASE):
+        return
+    from .catalog import SparkCatalog
+
+    try:
+        known = _known.setdefault(spark, set())
+    except TypeError:  # not weak-referenceable
+        known = set()
+    catalog = SparkCatalog(spark)
+    for name in sorted(_global_functions - known):
+        catalog.register_known(name)
+        known.add(name)
+
+
+def _global_database(spark) -> str:
+    try:
+        return spark.conf.get("spark.sql.globalTempDatabase", "global_temp")
+    except Exception:
+        return "global_temp"
+
+
+# ---------------------------------------------------------------------------------------------
+# shipping udtf / sql_ext to the executors
+# ---------------------------------------------------------------------------------------------
+
+_shipped = weakref.WeakSet()
+
+
+def _ship(spark) -> None:
+    """Send the packages to the executors of ``spark`` once, when they may lack them."""
+    scope = _scope(spark)
+    if scope in _shipped:
+        return
+    with _lock:
+        if scope in _shipped:
+            return
+        from . import shipping
+
+        policy = _ship_policy.get(id(scope))
+        if policy is None:
+            policy = shipping.needed(spark)
+        if policy:
+            shipping.ship(spark)
+        _shipped.add(scope)

@@ -63,7 +63,7 @@ def test_lower_case_comments_and_trailing_semicolon(series):
 
 def test_enable_is_idempotent_and_keeps_spark_sql(series):
     sql_method = series.sql
-    assert sql_ext.enable(series) is series and series.sql is sql_method
+    assert sql_ext.enable(series) is series and series.sql == sql_method
     assert rows(series, "SELECT count(*) FROM series WHERE k = 'MATCH_RECOGNIZE'") == [(0,)]
 
 

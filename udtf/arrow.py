@@ -19,7 +19,7 @@ from .expr import type_of
 from .match import Conditions, Options, matcher
 from .plan import EnginePlan, OutputKind, RowsMode
 from .rows import Rows
-from .sparksql.types import SqlType, from_arrow, to_arrow
+from .sparksql.types import SqlType, arrow_type, from_arrow, to_arrow
 
 
 class PartitionRunner:
@@ -168,9 +168,18 @@ def derive_mask(comparisons, lagged: dict) -> np.ndarray:
     return mask.to_numpy(zero_copy_only=False)
 
 
-def make_udtf(plan: EnginePlan, return_type):
-    """An ``arrow_udtf`` running ``plan``; ``return_type`` is the Spark StructType of its output."""
-    from pyspark.sql.functions import arrow_udtf
+def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False):
+    """An ``arrow_udtf`` running ``plan``; ``return_type`` is the Spark StructType of its output;
+    ``connect``: for a Spark Connect session (else a classic one).
+
+    The class is pickled by value, the engine by reference: the workers import ``udtf`` (the
+    same version: ``EnginePlan.from_json`` checks it; sql_ext.shipping sends it where needed).
+    The first batch's column types are checked against those the plan was made for: a
+    temporary view keeps the rewritten SQL, so its input may have changed types since."""
+    if connect:
+        from pyspark.sql.connect.functions import arrow_udtf
+    else:
+        from pyspark.sql.functions import arrow_udtf
     from pyspark.sql.pandas.types import to_arrow_schema
 
     plan_json = plan.to_json()
@@ -181,9 +190,14 @@ def make_udtf(plan: EnginePlan, return_type):
             from pyspark.sql.types import StructType
 
             schema = to_arrow_schema(StructType.fromJson(json.loads(schema_json)), timezone="UTC")
-            self.runner = PartitionRunner(EnginePlan.from_json(plan_json), schema)
+            engine_plan = EnginePlan.from_json(plan_json)
+            self.runner = PartitionRunner(engine_plan, schema)
+            self.expected = expected_input(engine_plan, schema)
 
         def feed(self, batch: pa.RecordBatch):
+            if self.expected is not None:
+                check_input(self.expected, batch.schema)
+                self.expected = None
             yield from self.runner.feed(batch)
 
         def terminate(self):
@@ -192,3 +206,61 @@ def make_udtf(plan: EnginePlan, return_type):
     # the UDTF protocol's name for the per-batch method (nothing is evaluated as code)
     MatchRecognize.eval = MatchRecognize.feed
     return arrow_udtf(MatchRecognize, returnType=return_type)
+
+
+def _kind(t: pa.DataType):
+    """The coarse kind of an Arrow type (Spark's type as any of its Arrow encodings), or None
+    for types not checked."""
+    if pa.types.is_boolean(t):
+        return "boolean"
+    if pa.types.is_integer(t):
+        return f"int{t.bit_width}"
+    if pa.types.is_floating(t):
+        return f"float{t.bit_width}"
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", bool)(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "binary"
+    if pa.types.is_date(t):
+        return "date"
+    if pa.types.is_timestamp(t):
+        return "timestamp" if t.tz is not None else "timestamp_ntz"
+    return None
+
+
+_SPARK_NAMES = {"boolean": "BOOLEAN", "int8": "TINYINT", "int16": "SMALLINT", "int32": "INT", "int64": "BIGINT",
+                "float32": "FLOAT", "float64": "DOUBLE", "string": "STRING", "binary": "BINARY", "date": "DATE",
+                "timestamp": "TIMESTAMP", "timestamp_ntz": "TIMESTAMP_NTZ"}
+
+
+def expected_input(plan: EnginePlan, output_schema: pa.Schema) -> dict:
+    """{input column: coarse kind} the plan was made for: masks, values and the columns the
+    output carries or takes (which keep their input type)."""
+    expected = {name: "boolean" for name in plan.masks}
+    for name, kind in ((v.name, SqlType.parse(v.type)) for v in plan.values):
+        try:
+            expected[name] = _kind(arrow_type(kind))
+        except Exception:  # a type without a plain Arrow form: not checked
+            pass
+    for field, output in zip(output_schema, plan.output):
+        if output.kind in (OutputKind.CARRY, OutputKind.TAKE) and output.column not in expected:
+            expected[output.column] = _kind(field.type)
+    return {name: kind for name, kind in expected.items() if kind is not None}
+
+
+def check_input(expected: dict, schema: pa.Schema) -> None:
+    """Raise when an input column's type is not the one the plan was made for."""
+    for name, kind in expected.items():
+        index = schema.get_field_index(name)
+        if index < 0:
+            continue
+        actual = _kind(schema.field(index).type)
+        if actual is not None and actual != kind:
+            what = f"column {name}" if not name.startswith("__mr") else "an expression of the clause"
+            spark_name = lambda k: _SPARK_NAMES.get(k, k.upper())
+            raise RuntimeError(
+                f"[INCOMPATIBLE_VIEW_SCHEMA_CHANGE] MATCH_RECOGNIZE: the input of this query changed since it was "
+                f"rewritten: {what} is {spark_name(actual)}, it was {spark_name(kind)}. A temporary view keeps "
+                f"the rewritten SQL: create it again (CREATE OR REPLACE TEMP VIEW ...) after its input changes.")

@@ -1,0 +1,167 @@
+"""spark.sql of every session: parameter markers anywhere in the statement (named and
+positional), other sessions of the SparkContext, global temporary views read from another
+session, ``enable()`` / ``disable()``, a temporary view whose input changed type, no Spark job
+before analysis succeeds, and what ``enable`` ships to executors (classic sessions; the
+Connect tier runs tests/connect/test_connect_sessions.py)."""
+from __future__ import annotations
+
+import zipfile
+
+import pytest
+
+import sql_ext
+from sql_ext import shipping
+from sql_support import at, mr_spark, rows, view  # noqa: F401  (fixture)
+from udtf.errors import MatchRecognizeError
+
+QUERY = """SELECT * FROM {source} MATCH_RECOGNIZE (
+  PARTITION BY k ORDER BY t
+  MEASURES COUNT(*) AS n, {measure} AS m
+  PATTERN (A B+ C?)
+  DEFINE B AS p < {lower} AND SUM(B.p) < {total}, C AS p > {upper}
+) AS r WHERE n > {least}"""
+
+# k = 'a': 10 9 8 11 12 7 ; k = 'b': 5 4 6
+ROWS = [("a", t, p) for t, p in enumerate([10, 9, 8, 11, 12, 7], 1)] + [("b", 1, 5), ("b", 2, 4), ("b", 3, 6)]
+LITERALS = dict(source="(SELECT * FROM params WHERE p > 4)", measure="LAST(B.p) + 100", lower="PREV(p)",
+                total="30", upper="PREV(p)", least="1")
+EXPECTED = [("a", 4, 108), ("a", 2, 107)]
+
+
+@pytest.fixture(scope="module")
+def params(mr_spark):
+    """The test session has Delta's SQL extension, whose parser loses Spark 4.2's parameter
+    substitution: Spark's legacy (analyzer) binding works with it (docs/deploying.md)."""
+    view(mr_spark, "params", "k string, t int, p int", ROWS)
+    mr_spark.conf.set("spark.sql.legacy.parameterSubstitution.constantsOnly", "true")
+    yield mr_spark
+    mr_spark.conf.unset("spark.sql.legacy.parameterSubstitution.constantsOnly")
+
+
+def test_literal_query(params):
+    assert rows(params, QUERY.format(**LITERALS)) == EXPECTED
+
+
+def test_named_markers_everywhere(params):
+    """In the input subquery, MEASURES, DEFINE (row-level and over the match state) and the
+    outer WHERE; a marker used twice, an unused argument."""
+    sql = QUERY.format(source="(SELECT * FROM params WHERE p > :floor)", measure="LAST(B.p) + :offset",
+                       lower="PREV(p) + :zero", total=":total", upper="PREV(p) + :zero", least=":least")
+    args = {"floor": 4, "offset": 100, "zero": 0, "total": 30, "least": 1, "unused": "x"}
+    assert params.sql(sql, args=args).collect() == EXPECTED
+
+
+def test_positional_markers_everywhere(params):
+    """``?`` markers in text order; the PATTERN's ``?`` quantifier is no marker."""
+    sql = QUERY.format(source="(SELECT * FROM params WHERE p > ?)", measure="LAST(B.p) + ?", lower="PREV(p) + ?",
+                       total="?", upper="PREV(p) - ?", least="?")
+    assert params.sql(sql, args=[4, 100, 0, 30, 0, 1]).collect() == EXPECTED
+
+
+def test_markers_with_string_formatting(params):
+    df = params.table("params")
+    sql = QUERY.format(source="(SELECT * FROM {df} WHERE p > :floor)", measure="LAST(B.p) + {offset}",
+                       lower="PREV(p)", total=":total", upper="PREV(p)", least="1")
+    assert params.sql(sql, args={"floor": 4, "total": 30}, df=df, offset=100).collect() == EXPECTED
+
+
+def test_transpile_with_positional_args(params):
+    sql = QUERY.format(**{**LITERALS, "total": "?", "least": "?"})
+    text = sql_ext.transpile(sql, params, args=[30, 1])
+    assert ":__sparkcep_p0" in text and "?" not in text.replace("C?", "")
+    assert params.sql(text, args=sql_ext.named_args([30, 1])).collect() == EXPECTED
+
+
+@pytest.mark.parametrize("parts, args, marker, needle", [
+    (dict(total=":total", least=":least"), {"total": 30}, "least", ":least"),
+    (dict(total="?", least="?"), [30], "?", "> ?"),  # the second marker has no value
+    (dict(total="?"), None, "?", "< ?"),
+    (dict(total=":total"), [1], "total", ":total"),  # named markers need a dict
+])
+def test_unbound_markers_at_the_users_marker(params, parts, args, marker, needle):
+    sql = QUERY.format(**{**LITERALS, **parts})
+    with pytest.raises(MatchRecognizeError) as info:
+        params.sql(sql, args=args)
+    line, column = at(sql, needle)
+    assert info.value.message == f"[UNBOUND_SQL_PARAMETER] Found the unbound parameter: {marker}."
+    assert (info.value.line, info.value.column) == (line, column + needle.find("?") if "?" in needle else column)
+
+
+def test_error_positions_with_positional_markers(params):
+    """Renaming ``?`` to ``:__sparkcep_p<k>`` moves no error position, and the name never shows."""
+    sql = QUERY.format(**{**LITERALS, "lower": "? + PREV(p)", "total": "?", "upper": "no_such_column"})
+    with pytest.raises(MatchRecognizeError) as info:
+        params.sql(sql, args=[0, 30])
+    assert (info.value.line, info.value.column) == at(sql, "no_such_column")
+    assert "__sparkcep" not in str(info.value)
+
+
+def test_new_session_and_global_temp_view(params):
+    """``enable(spark)`` covers every session of the SparkContext; a global temporary view over
+    MATCH_RECOGNIZE reads in another session (its UDTF is registered there on demand)."""
+    params.table("params").createOrReplaceGlobalTempView("params_global")
+    other = params.newSession()
+    sql = QUERY.format(**{**LITERALS, "source": "(SELECT * FROM global_temp.params_global WHERE p > 4)"})
+    assert rows(other, sql) == EXPECTED
+    params.sql(f"CREATE OR REPLACE GLOBAL TEMP VIEW mr_global AS {sql}")
+    assert rows(params.newSession(), "SELECT * FROM global_temp.mr_global") == EXPECTED
+    params.sql("DROP VIEW global_temp.mr_global")
+
+
+def test_enable_everywhere_and_disable(params):
+    from pyspark.sql import SparkSession
+
+    try:
+        sql_ext.disable()
+        assert not sql_ext.is_enabled(params)
+        assert "sql" not in SparkSession.__dict__ or not getattr(SparkSession.sql, "_sparkcep", False)
+        with pytest.raises(Exception) as info:
+            params.sql(QUERY.format(**LITERALS))
+        assert "PARSE_SYNTAX_ERROR" in str(info.value)
+        assert sql_ext.enable() is params  # the active session
+        assert sql_ext.is_enabled(params) and sql_ext.is_enabled(params.newSession())
+        assert rows(params, QUERY.format(**LITERALS)) == EXPECTED
+        sql_ext.disable(params)  # enable() holds: every session stays enabled
+        assert sql_ext.is_enabled(params)
+        sql_ext.disable()
+        assert not sql_ext.is_enabled(params.newSession())
+    finally:
+        sql_ext.enable(params)
+    assert rows(params, QUERY.format(**LITERALS)) == EXPECTED
+
+
+def test_stale_temporary_view_is_a_clear_error(params):
+    """A temporary view keeps the rewritten SQL; when its input changes type the UDTF says so
+    (instead of failing inside pyarrow)."""
+    view(params, "stale_input", "k string, t int, p int", ROWS)
+    params.sql(f"CREATE OR REPLACE TEMP VIEW stale_mr AS {QUERY.format(**{**LITERALS, 'source': 'stale_input'})}")
+    assert len(rows(params, "SELECT * FROM stale_mr")) == 3  # b: 5 4 6 too (no p > 4 filter)
+    view(params, "stale_input", "k string, t int, p string", [(k, t, str(p)) for k, t, p in ROWS])
+    with pytest.raises(Exception) as info:
+        params.sql("SELECT * FROM stale_mr").collect()
+    assert "[INCOMPATIBLE_VIEW_SCHEMA_CHANGE]" in str(info.value)
+    assert "column p is STRING, it was INT" in str(info.value)
+
+
+def test_no_spark_job_before_analysis_succeeds(params):
+    tracker = params.sparkContext.statusTracker()
+    params.sparkContext.setJobGroup("sparkcep-no-job", "analysis only")
+    try:
+        params.sql(QUERY.format(**{**LITERALS, "total": ":total"}), args={"total": 30})  # analysed, not run
+        for bad in (dict(LITERALS, upper="no_such_column"), dict(LITERALS, total=":missing")):
+            with pytest.raises(MatchRecognizeError):
+                params.sql(QUERY.format(**bad), args={"total": 30})
+        assert list(tracker.getJobIdsForGroup("sparkcep-no-job")) == []
+    finally:
+        params.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+
+
+def test_shipping_zip_and_local_policy(params, tmp_path):
+    """The local test session's workers import this very udtf: nothing is shipped.  The zip
+    holds both packages and is named by its content."""
+    assert shipping.needed(params) is False
+    path = shipping.build_zip(tmp_path)
+    assert path == shipping.build_zip(tmp_path)
+    names = zipfile.ZipFile(path).namelist()
+    assert {"udtf/arrow.py", "udtf/match/__init__.py", "sql_ext/session.py"} <= set(names)
+    assert not [n for n in names if not n.endswith(".py")]
