@@ -1,20 +1,12 @@
 """Statements around MATCH_RECOGNIZE: CTAS, INSERT, temp views, EXPLAIN, Delta tables, scripts,
-statements without MATCH_RECOGNIZE (untouched), and the same query on a 2-executor cluster."""
+statements without MATCH_RECOGNIZE (untouched).  (The same query on a 2-executor cluster:
+tests/test_deploy.py.)"""
 from __future__ import annotations
-
-import json
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 
 import sql_ext
 from sql_support import analysis_error, at, mr_spark, rows, view  # noqa: F401  (fixture)
-
-REPO = Path(__file__).resolve().parent.parent
 
 MR = """MATCH_RECOGNIZE (
           PARTITION BY k ORDER BY t
@@ -159,65 +151,6 @@ def test_delta_table_in_and_out(series):
                            UNION ALL SELECT 'v0', * FROM mr_delta VERSION AS OF 0 {MR} AS m""")
     assert sorted(out) == sorted([("now", "a", 1, 3, 17), ("now", "a", 5, 3, 8),
                                   ("v0", "a", 1, 3, 17), ("v0", "a", 5, 2, 7)])
-
-
-# ---------------------------------------------------------------------------------------------
-# The same query on a 2-executor local cluster (its own SparkSession, in a subprocess)
-# ---------------------------------------------------------------------------------------------
-
-CLUSTER_QUERY = """
-    SELECT * FROM events MATCH_RECOGNIZE (
-      PARTITION BY k ORDER BY t
-      MEASURES MATCH_NUMBER() AS mn, CLASSIFIER() AS cls, FIRST(A.t) AS start, SUM(p) AS total,
-               FINAL COUNT(B.*) AS drops
-      ALL ROWS PER MATCH WITH UNMATCHED ROWS
-      PATTERN (A B+ C?)
-      DEFINE B AS p < PREV(p), C AS SUM(B.p) > 2 * A.p)"""
-
-CLUSTER_SCRIPT = textwrap.dedent("""
-    import json, sys
-    from pyspark.sql import SparkSession
-    import sql_ext
-    master = sys.argv[1]
-    builder = (SparkSession.builder.master(master).appName("sparkcep-cluster-test")
-               .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.shuffle.partitions", "6").config("spark.executor.memory", "512m")
-               .config("spark.executorEnv.PYTHONPATH", sys.argv[2])
-               .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable))
-    spark = builder.getOrCreate()
-    sql_ext.enable(spark)
-    rows = [(k, t, (t * 7 + ord(k)) % 10) for k in "abcdefgh" for t in range(1, 41)]
-    spark.createDataFrame(rows, "k string, t int, p int").createOrReplaceTempView("events")
-    result = sorted(map(list, spark.sql(sys.stdin.read()).collect()), key=str)
-    executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
-    print(json.dumps({"executors": executors, "rows": result}))
-    spark.stop()
-""")
-
-
-def _run_cluster_script(master: str) -> dict:
-    import pyspark
-
-    env = dict(os.environ)
-    env.update(SPARK_HOME=os.path.dirname(pyspark.__file__), PYSPARK_PYTHON=sys.executable,
-               PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
-               PYTHONPATH=os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p))
-    done = subprocess.run([sys.executable, "-c", CLUSTER_SCRIPT, master, str(REPO)], input=CLUSTER_QUERY,
-                          env=env, cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-@pytest.mark.slow
-def test_two_executor_cluster_returns_the_local_rows():
-    """``local-cluster[2,1,1024]`` starts a standalone master and two worker JVMs from
-    pyspark's own SPARK_HOME; the UDTF runs in Python workers of those executors (which import
-    udtf/ from PYTHONPATH).  Partitions are spread over both executors."""
-    local = _run_cluster_script("local[2]")
-    cluster = _run_cluster_script("local-cluster[2,1,1024]")
-    assert cluster["executors"] == 2
-    assert cluster["rows"] == local["rows"]
-    assert len(local["rows"]) == 8 * 40
 
 
 @pytest.mark.parametrize("price_type, derived", [

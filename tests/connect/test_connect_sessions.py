@@ -1,0 +1,97 @@
+"""Spark Connect sessions: the session kind, parameter markers (the server has no Delta, so
+Spark 4.2's parser substitutes them), ``{df}`` formatting, global temporary views read from
+another Connect session, ``enable()`` / ``disable()``, and the packages shipped to the server's
+workers, which lack sparkcep."""
+from __future__ import annotations
+
+import pytest
+
+import sql_ext
+from sql_support import rows, view
+from test_sessions import EXPECTED, LITERALS, QUERY, ROWS
+
+
+@pytest.fixture(scope="module")
+def remote(spark):
+    view(spark, "params", "k string, t int, p int", ROWS)
+    return sql_ext.enable(spark)
+
+
+def test_session_kind(remote):
+    assert sql_ext.session_kind(remote) == "connect" and sql_ext.is_enabled(remote)
+    assert rows(remote, QUERY.format(**LITERALS)) == EXPECTED
+
+
+def test_named_and_positional_markers(remote):
+    named = QUERY.format(source="(SELECT * FROM params WHERE p > :floor)", measure="LAST(B.p) + :offset",
+                         lower="PREV(p) + :zero", total=":total", upper="PREV(p)", least=":least")
+    assert remote.sql(named, args={"floor": 4, "offset": 100, "zero": 0, "total": 30, "least": 1}).collect() \
+        == EXPECTED
+    positional = QUERY.format(source="(SELECT * FROM params WHERE p > ?)", measure="LAST(B.p) + ?",
+                              lower="PREV(p) + ?", total="?", upper="PREV(p)", least="?")
+    assert remote.sql(positional, args=[4, 100, 0, 30, 1]).collect() == EXPECTED
+
+
+def test_string_formatting_with_markers(remote):
+    """Connect's ``{df}`` is a view of the statement only: every schema query gets it too, and
+    the DataFrame stays usable after ``spark.sql`` returns."""
+    df = remote.table("params").where("p > 4")
+    sql = QUERY.format(**{**LITERALS, "source": "{df}", "total": ":total"})
+    result = remote.sql(sql, args={"total": 30}, df=df)
+    assert result.collect() == EXPECTED and result.count() == 2
+
+
+def test_global_temp_view_in_another_connect_session(remote, connect_server):
+    from pyspark.sql.connect.session import SparkSession
+
+    remote.table("params").createOrReplaceGlobalTempView("params_global")
+    remote.sql("CREATE OR REPLACE GLOBAL TEMP VIEW mr_global AS "
+               + QUERY.format(**{**LITERALS, "source": "(SELECT * FROM global_temp.params_global WHERE p > 4)"}))
+    other = SparkSession.builder.remote(connect_server.url).create()
+    try:
+        sql_ext.enable(other)
+        assert rows(other, "SELECT * FROM global_temp.mr_global") == EXPECTED
+    finally:
+        other.stop()
+
+
+def test_workers_get_the_packages_from_enable(connect_server):
+    """A new session's workers cannot import udtf; ``enable`` ships the zip as an artifact."""
+    from pyspark.sql.connect.session import SparkSession
+    from pyspark.sql.functions import udf
+
+    @udf("string")
+    def where_is_udtf(_):
+        import udtf
+
+        return udtf.__file__
+
+    other = SparkSession.builder.remote(connect_server.url).create()
+    try:
+        with pytest.raises(Exception, match="No module named 'udtf'"):
+            other.range(1).select(where_is_udtf("id")).collect()
+        sql_ext.enable(other)
+        [(path,)] = other.range(1).select(where_is_udtf("id")).collect()
+        assert ".zip" in path and "sparkcep-" in path
+    finally:
+        other.stop()
+
+
+def test_enable_everywhere_and_disable(remote, connect_server):
+    from pyspark.sql.connect.session import SparkSession
+
+    try:
+        sql_ext.disable()
+        with pytest.raises(Exception, match="PARSE_SYNTAX_ERROR"):
+            remote.sql(QUERY.format(**LITERALS)).collect()
+        assert sql_ext.enable() is remote  # the active session
+        later = SparkSession.builder.remote(connect_server.url).create()
+        try:
+            view(later, "params", "k string, t int, p int", ROWS)
+            assert sql_ext.is_enabled(later) and rows(later, QUERY.format(**LITERALS)) == EXPECTED
+        finally:
+            later.stop()
+        sql_ext.disable()
+        assert not sql_ext.is_enabled(remote)
+    finally:
+        sql_ext.enable(remote)
