@@ -62,22 +62,31 @@ def named_args(args):
 
 
 def _transpile(sql: str, spark, args, run) -> str:
+    return _rewrite(sql, spark, args, run)[0]
+
+
+def _rewrite(sql: str, spark, args, run) -> tuple:
+    """(the Spark SQL for ``sql``, a function from an offset in it to the (line, column) of the
+    user's SQL it comes from: an offset in a clause's replacement maps to the clause)."""
     if not _MENTION.search(sql):
-        return sql
+        return sql, None
     explain = _EXPLAIN.match(sql)
     if explain:
         # sqlglot keeps EXPLAIN opaque: rewrite the statement after it, with the EXPLAIN words
         # blanked in place so that error positions stay those of the user's SQL
         blanked = re.sub(r"\S", " ", explain.group(0)) + sql[explain.end():]
-        statement = _transpile(blanked, spark, args, run)
-        return sql if statement is blanked else f"{explain.group(0).strip()} {statement}"
+        statement, locate = _rewrite(blanked, spark, args, run)
+        if statement is blanked:
+            return sql, None
+        prefix = explain.group(0).strip() + " "
+        return prefix + statement, lambda offset: locate(max(0, offset - len(prefix)))
     trees = parse(sql)
     if not any(find_match_recognize(tree) for tree in trees):
-        return sql
+        return sql, None
     if spark is None:
         raise RuntimeError("transpile needs a SparkSession: pass spark= or create one first")
     from .catalog import SparkCatalog
-    from .parse import Pattern
+    from .parse import Pattern, statement_spans
     from .rewrite import rewrite_sql
 
     patterns = [(p.offset, p.offset + len(p.text)) for tree in trees for p in tree.find_all(Pattern)
@@ -86,11 +95,40 @@ def _transpile(sql: str, spark, args, run) -> str:
     text, shifts = _rename_positional(sql, positional) if positional else (sql, ())
     _ship(spark)
     try:
-        return rewrite_sql(text, SparkCatalog(spark, named_args(args), run))[0]
+        rewritten, done = rewrite_sql(text, SparkCatalog(spark, named_args(args), run))
     except MatchRecognizeError as e:
         if not shifts:
             raise
         raise _shifted(e, text, sql, shifts) from None
+    spans = statement_spans(text)
+    return rewritten, (_locator(sql, text, spans[0][0], done, shifts) if len(spans) == 1 else None)
+
+
+def _locator(user: str, text: str, start: int, done, shifts):
+    """Offset in the rewritten statement -> (line, column) in ``user`` (see ``_rewrite``):
+    ``text`` is ``user`` with renamed markers (``shifts``), the statement starts at ``start``
+    and ``done`` holds the rewritten clauses (their spans in ``text`` and replacements)."""
+    from udtf.errors import line_col
+
+    spans = [(clause.meta["span"][0], clause.meta["span"][1], len(lowered.text)) for clause, lowered in done]
+    outer = sorted(e for e in spans if not any(o != e and o[0] <= e[0] and e[1] <= o[1] for o in spans))
+    lead = len(text[start:]) - len(text[start:].lstrip())
+
+    def locate(offset: int) -> tuple:
+        position, delta = start + lead + offset, 0
+        for a, b, n in outer:
+            if position < a + delta:
+                break
+            if position < a + delta + n:  # inside a clause's replacement: at the clause
+                position, delta = a, 0
+                break
+            delta += n - (b - a)
+        position -= delta
+        back = sum(added if position > at + added else max(0, position - at) for at, added in shifts
+                   if position > at)
+        return line_col(user, position - back)
+
+    return locate
 
 
 def _active_session():
@@ -136,7 +174,9 @@ def _markers(sql: str, args, patterns) -> list:
                 name = after.text
         if name is not None:
             line, column = line_col(sql, token.start)
-            raise MatchRecognizeError(f"[UNBOUND_SQL_PARAMETER] Found the unbound parameter: {name}.", line, column)
+            error = MatchRecognizeError(f"[UNBOUND_SQL_PARAMETER] Found the unbound parameter: {name}.", line, column)
+            error.checked = True  # no value in args (not Spark's)
+            raise error
     return positional
 
 
@@ -335,14 +375,58 @@ def _statement(spark, original, sql: str, args, kwargs):
         _register_global_functions(spark, sql)
         if not _MENTION.search(sql):
             return run(sql, args)
-        rewritten = _transpile(sql, spark, args, run)
+        try:
+            rewritten, locate = _rewrite(sql, spark, args, run)
+        except MatchRecognizeError as e:
+            raise _unbound_hint(e, args) from None
         if rewritten is sql:
             return run(sql, args)
         _note_global_view(sql, rewritten)
-        return run(rewritten, named_args(args))
+        try:
+            df = run(rewritten, named_args(args))
+            if views or session_kind(spark) == "connect":
+                df.schema  # Spark Connect analyses lazily: analyse now, while errors can be placed
+            return df
+        except MatchRecognizeError:
+            raise
+        except Exception as e:
+            error = _user_error(e, locate)
+            if error is None:
+                raise
+            raise _unbound_hint(error, args) from None
     finally:
         if formatter is not None and not views:
             formatter.clear()
+
+
+def _unbound_hint(error: MatchRecognizeError, args) -> MatchRecognizeError:
+    """``error``, with the likely cause when Spark left a marker unbound that ``args`` binds
+    (every marker was checked to have a value)."""
+    if not args or not error.message.startswith("[UNBOUND_SQL_PARAMETER]") or getattr(error, "checked", False):
+        return error
+    return MatchRecognizeError(
+        error.message + " The statement's args bind it, but the session's SQL parser dropped them: a parser "
+        "extension (Delta Lake's, for one) loses Spark 4.2's parameter substitution; set "
+        "spark.sql.legacy.parameterSubstitution.constantsOnly=true (Spark then binds parameters in the "
+        "analyzer) - see docs/deploying.md.", error.line, error.column)
+
+
+def _user_error(e: Exception, locate):
+    """Spark's error ``e`` about the rewritten statement as a ``MatchRecognizeError`` at the
+    user's line:column (None when Spark gives no position)."""
+    if locate is None:
+        return None
+    try:
+        contexts = list(e.getQueryContext()) if hasattr(e, "getQueryContext") else []
+    except Exception:
+        contexts = []
+    starts = [c.startIndex() for c in contexts if getattr(c, "startIndex", None) and c.startIndex() >= 0]
+    if not starts:
+        return None
+    from .rewrite import spark_message
+
+    line, column = locate(starts[0])
+    return MatchRecognizeError(re.sub(MARKER + r"\d+", "?", spark_message(e)), line, column)
 
 
 # ---------------------------------------------------------------------------------------------
