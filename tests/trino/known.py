@@ -45,37 +45,9 @@ def _pattern_has(q: Query, pred) -> bool:
     return any(pred(n) for n in q.pattern_nodes())
 
 
-def _error_has(case, text: str, side: str) -> bool:
-    if case is None:
-        return True
-    err = case.trino.error if side == "trino" else case.spark.error
-    return err is not None and text in err
-
-
 def _measure_positions(q: Query, columns) -> list[int]:
     names = {n for _, n in q.measures}
     return [i for i, c in enumerate(columns or []) if c in names]
-
-
-def _unmatched_rows_measures_only(q: Query, case) -> bool:
-    """The results differ only in measures that Trino reports NULL (rows of no match)."""
-    if q.rows != "all_unmatched":
-        return False
-    if case is None:
-        return True
-    if case.kind != "rows":
-        return False
-    from collections import Counter
-
-    pos = _measure_positions(q, case.trino.columns)
-    a, b = Counter(case.spark.rows), Counter(case.trino.rows)
-    only_s, only_t = a - b, b - a
-
-    def null_measures(r):
-        return tuple(None if i in pos else v for i, v in enumerate(r))
-
-    return (all(all(r[i] is None for i in pos) for r in only_t)
-            and Counter({null_measures(r): n for r, n in only_s.items()}) == only_t)
 
 
 def _differs_only_in(q: Query, case, measure_pred, trino_null: bool = False) -> bool:
@@ -107,11 +79,6 @@ def _differs_only_in(q: Query, case, measure_pred, trino_null: bool = False) -> 
 
 def _has_running_first(e) -> bool:
     return any(isinstance(n, Func) and n.name == "FIRST" and n.semantics != "FINAL" for n in qg.walk(e))
-
-
-def _running_first(q: Query, case) -> bool:
-    """ALL ROWS PER MATCH; the rows differ only in measures with a RUNNING FIRST(...)."""
-    return q.rows not in ("one", "") and _differs_only_in(q, case, _has_running_first)
 
 
 def _bare_boolean_define(q: Query, case) -> bool:
@@ -160,40 +127,6 @@ KNOWN: list[Known] = [
         kind="rows",
     ),
     Known(
-        id="trino-running-first-looks-ahead",
-        verdict="Trino deviates",
-        reason=("RUNNING FIRST(v.k [, n]) in ALL ROWS PER MATCH: Trino 476 navigates to the (n-th) "
-                "v row of the whole match even when it comes after the current row (rows 1..3 all A: "
-                "FIRST(A.k, 1) is 20 on row 1, FIRST(A.k, 2) is 30 on rows 1 and 2; PATTERN (B A): "
-                "FIRST(A.k) on the B row is A's value). In running semantics only the rows up to the "
-                "current row are mapped (SQL:2016; Oracle: RUNNING 'considers the rows up to the "
-                "current row'), so the value is NULL there; sparkcep gives NULL. LAST(v.k, n) and "
-                "FINAL FIRST agree."),
-        matches=_running_first,
-        query=Query(table="", partition=False, pattern=PQuant(PVar("A"), "+"),
-                    measures=[(Func("FIRST", [Raw("A.k"), Raw("1")]), "m0")], rows="all",
-                    defines=[("A", Raw("true"))]),
-        rows=[row(1, k=10), row(2, k=20), row(3, k=30)],
-        kind="rows",
-    ),
-    Known(
-        id="unmatched-rows-measures-not-null",
-        verdict="sparkcep wrong",
-        reason=("ALL ROWS PER MATCH WITH UNMATCHED ROWS: on a row that belongs to no match every "
-                "measure is NULL (SQL:2016; Oracle: 'the measures are null for unmatched rows'; "
-                "Trino; docs/sql.md says so too). sparkcep nulls the navigations and aggregates but "
-                "then lets Spark evaluate the rest of the measure expression over them, so "
-                "CASE WHEN COUNT(A.*) > 1 THEN 'many' ELSE 'none' END gives 'none' and "
-                "COALESCE(...)/COUNT-based expressions give non-NULL values."),
-        matches=_unmatched_rows_measures_only,
-        query=Query(table="", partition=False, pattern=PSeq([PVar("B"), PVar("A")]),
-                    measures=[(qg.Case(Op(">", Func("COUNT", [Raw("A.*")]), Raw("1")), Raw("'many'"),
-                                       Raw("'none'")), "m0")],
-                    rows="all_unmatched", defines=[("B", Raw("(x > 0)"))]),
-        rows=[row(2)],
-        kind="rows",
-    ),
-    Known(
         id="trino-permute-one-element",
         verdict="Trino deviates",
         reason=("Trino 476 parses PERMUTE(x) with a single element as a pattern variable named "
@@ -207,20 +140,6 @@ KNOWN: list[Known] = [
         kind="rows",
     ),
     Known(
-        id="trino-quantifier-upper-bound-0",
-        verdict="Trino deviates",
-        reason=("Trino rejects a quantifier whose upper bound is 0 (A{0}, A{0,0}: 'Pattern quantifier "
-                "upper bound must be greater than or equal to 1'); sparkcep accepts it as the empty "
-                "pattern. The standard's <row pattern quantifier> takes unsigned integers; nothing "
-                "checked here requires the bound to be >= 1 (Oracle documents {n} as 'exactly n')."),
-        matches=lambda q, c: _pattern_has(q, lambda n: isinstance(n, PQuant) and n.text in ("{0}", "{0,0}"))
-        and _error_has(c, "upper bound must be greater than or equal to 1", "trino"),
-        query=Query(table="", partition=False, pattern=PSeq([PVar("A"), PQuant(PVar("B"), "{0}")]),
-                    measures=[(Func("COUNT", [Raw("*")]), "m0")], defines=[("A", Raw("true"))]),
-        rows=[row(1)],
-        kind="trino-raises",
-    ),
-    Known(
         id="sparkcep-accepts-no-define",
         verdict="sparkcep lenient",
         reason=("sparkcep accepts a MATCH_RECOGNIZE without DEFINE (every variable TRUE); DEFINE is "
@@ -231,73 +150,6 @@ KNOWN: list[Known] = [
                     measures=[(Func("COUNT", [Raw("*")]), "m0")]),
         rows=[row(1)],
         kind="trino-raises",
-    ),
-]
-
-
-# -- constructs sparkcep does not support yet (the generator's extended=True corpus) ------------
-
-def _refused(case, *texts) -> bool:
-    """sparkcep raised a MatchRecognizeError containing one of ``texts`` (and Trino did not)."""
-    if case is None:
-        return True
-    return (case.kind == "sparkcep-raises" and case.spark.error.startswith("MatchRecognizeError")
-            and any(t in case.spark.error for t in texts))
-
-
-def _uses(q: Query, pred) -> bool:
-    return any(pred(n) for n in q.exprs())
-
-
-def _classifier_in_navigation(n) -> bool:
-    return (isinstance(n, Func) and n.name in ("PREV", "NEXT", "FIRST", "LAST")
-            and any(isinstance(a, Func) and a.name == "CLASSIFIER" for a in n.args))
-
-
-def _semantics_inside_navigation(n) -> bool:
-    return (isinstance(n, Func) and n.name in ("PREV", "NEXT")
-            and any(isinstance(a, Func) and a.semantics for a in n.args))
-
-
-KNOWN += [
-    Known(
-        id="sparkcep-refuses-wider-aggregates",
-        verdict="sparkcep refuses",
-        reason=("Aggregates other than COUNT/SUM/AVG/MIN/MAX (array_agg, max_by, min_by, count_if, "
-                "bool_and, bool_or, stddev, variance, any_value, geometric_mean) are refused in "
-                "MEASURES/DEFINE; Trino accepts every aggregate function there (docs/sql.md lists "
-                "the five, so this is a documented gap)."),
-        matches=lambda q, c: bool(q.funcs() & set(qg.EXTENDED_AGGS)) and _refused(c, "aggregate", "not supported"),
-        query=Query(table="", partition=False, pattern=PQuant(PVar("A"), "+"),
-                    measures=[(Func("ARRAY_AGG", [Raw("A.x")]), "m0")], defines=[("A", Raw("true"))]),
-        rows=[row(1, x=1), row(2, x=2)],
-        kind="sparkcep-raises",
-    ),
-    Known(
-        id="sparkcep-refuses-classifier-in-navigation",
-        verdict="sparkcep refuses",
-        reason=("CLASSIFIER() as the argument of a navigation (PREV(CLASSIFIER()), "
-                "LAST(CLASSIFIER())): standard, accepted by Trino; sparkcep refuses it."),
-        matches=lambda q, c: _uses(q, _classifier_in_navigation) and _refused(c, "CLASSIFIER", "argument", "nested"),
-        query=Query(table="", partition=False, pattern=PSeq([PVar("A"), PQuant(PVar("B"), "+")]),
-                    measures=[(Func("PREV", [Func("CLASSIFIER", [])]), "m0")], rows="all",
-                    defines=[("A", Raw("true"))]),
-        rows=[row(1), row(2)],
-        kind="sparkcep-raises",
-    ),
-    Known(
-        id="sparkcep-refuses-running-final-inside-nested-navigation",
-        verdict="sparkcep refuses",
-        reason=("RUNNING/FINAL on a logical navigation nested in a physical one, e.g. "
-                "NEXT(RUNNING LAST(A.s, 0), 1): accepted by Trino, refused by sparkcep ('NEXT: "
-                "nested LAST is not allowed in its argument'); without the keyword "
-                "(PREV(LAST(A.s), 1)) sparkcep accepts it."),
-        matches=lambda q, c: _uses(q, _semantics_inside_navigation) and _refused(c, "nested"),
-        query=Query(table="", partition=False, pattern=PSeq([PVar("A"), PQuant(PVar("B"), "+")]),
-                    measures=[(Func("NEXT", [Func("LAST", [Raw("A.k")], "RUNNING"), Raw("1")]), "m0")],
-                    rows="all", defines=[("A", Raw("true"))]),
-        rows=[row(1, k=10), row(2, k=20), row(3, k=30)],
-        kind="sparkcep-raises",
     ),
 ]
 
