@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import importlib.abc
-import importlib.util
 import re
 import sys
 import threading
@@ -277,8 +276,9 @@ def enable(spark=None, *, ship=None):
 
 
 def disable(spark=None) -> None:
-    """Undo ``enable(spark)`` (``spark.sql`` rejects MATCH_RECOGNIZE again), or without
-    ``spark`` every ``enable``: the session classes get their own ``sql`` back."""
+    """Undo ``enable(spark)`` (``spark.sql`` rejects MATCH_RECOGNIZE again; while ``enable()``
+    holds, every session stays enabled), or without ``spark`` every ``enable``: the session
+    classes get their own ``sql`` back."""
     global _everywhere
     with _lock:
         if spark is not None:
@@ -347,6 +347,9 @@ def _statement(spark, original, sql: str, args, kwargs):
     """``spark.sql(sql, args, **kwargs)`` of an enabled session."""
     if not isinstance(sql, str):
         return original(spark, sql, args, **kwargs)
+    _register_global_functions(spark, sql)
+    if not _MENTION.search(sql):  # (formatting inserts values and names, never a clause)
+        return original(spark, sql, args, **kwargs)
     formatter, views = None, {}
     if kwargs:
         if session_kind(spark) == "connect":
@@ -372,9 +375,6 @@ def _statement(spark, original, sql: str, args, kwargs):
         return original(spark, text, arguments, **views)
 
     try:
-        _register_global_functions(spark, sql)
-        if not _MENTION.search(sql):
-            return run(sql, args)
         try:
             rewritten, locate = _rewrite(sql, spark, args, run)
         except MatchRecognizeError as e:
@@ -435,7 +435,7 @@ def _user_error(e: Exception, locate):
 
 _GLOBAL_VIEW = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?GLOBAL\s+TEMP(?:ORARY)?\s+VIEW\b", re.IGNORECASE)
 _global_functions: set = set()  # UDTFs that global temporary views call
-_known = weakref.WeakKeyDictionary()  # session -> names registered in it (by this module)
+_known = weakref.WeakKeyDictionary()  # session -> {"names": registered here, "database": global temp db}
 
 
 def _note_global_view(sql: str, rewritten: str) -> None:
@@ -449,24 +449,29 @@ def _register_global_functions(spark, sql: str | None = None) -> None:
     ``sql`` may read one (it names the global temporary database) or ``sql`` is None."""
     if not _global_functions:
         return
-    if sql is not None and not re.search(r"\bglobal_temp\b", sql, re.IGNORECASE) and \
-            not re.search(r"\b" + re.escape(_global_database(spark)) + r"\b", sql, re.IGNORECASE):
-        return
-    from .catalog import SparkCatalog
-
     try:
-        known = _known.setdefault(spark, set())
+        state = _known.setdefault(spark, {"names": set(), "database": None})
     except TypeError:  # not weak-referenceable
-        known = set()
-    catalog = SparkCatalog(spark)
-    for name in sorted(_global_functions - known):
-        catalog.register_known(name)
-        known.add(name)
+        state = {"names": set(), "database": None}
+    if sql is not None:
+        if state["database"] is None:
+            state["database"] = _global_database(spark)
+        if not re.search(r"\b" + re.escape(state["database"]) + r"\b", sql, re.IGNORECASE):
+            return
+    missing = sorted(_global_functions - state["names"])
+    if missing:
+        from .catalog import SparkCatalog
+
+        catalog = SparkCatalog(spark)
+        for name in missing:
+            catalog.register_known(name)
+            state["names"].add(name)
 
 
 def _global_database(spark) -> str:
+    """spark.sql.globalTempDatabase (a static conf)."""
     try:
-        return spark.conf.get("spark.sql.globalTempDatabase", "global_temp")
+        return spark.conf.get("spark.sql.globalTempDatabase", "global_temp") or "global_temp"
     except Exception:
         return "global_temp"
 

@@ -499,7 +499,9 @@ def run_aggregates(spark, rng: random.Random, ansi: bool, outcome: Outcome, rows
     data = [[cols[n][1][r] for n in names] for r in range(rows)]
     values_sql = ", ".join("(" + ", ".join(_sql_value(cols[n][0], row[i]) for i, n in enumerate(names)) + ")"
                            for row in data)
-    base = f"SELECT * FROM VALUES {values_sql} AS t({', '.join(names)})"
+    # one partition: Spark then folds the rows in order, as an aggregate over a match does
+    # (a floating sum merged from two partial sums may differ in its last bits)
+    base = f"SELECT /*+ COALESCE(1) */ * FROM VALUES {values_sql} AS t({', '.join(names)})"
     spark.sql(base).collect()  # the table itself must evaluate
     items = []
     for sql_fmt, name, distinct, ign, nargs, kind in AGG_CASES:

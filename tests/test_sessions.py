@@ -190,3 +190,24 @@ def test_shipping_zip_and_local_policy(params, tmp_path):
     names = zipfile.ZipFile(path).namelist()
     assert {"udtf/arrow.py", "udtf/match/__init__.py", "sql_ext/session.py"} <= set(names)
     assert not [n for n in names if not n.endswith(".py")]
+
+
+def test_enable_everywhere_patches_spark_connect_when_it_is_imported():
+    """``enable()`` before Spark Connect's module is imported: its SparkSession class is
+    patched on import (a fresh interpreter, no JVM); ``disable()`` restores both classes."""
+    import subprocess
+    import sys
+
+    script = """if True:
+        import sys
+        import sql_ext
+        assert "pyspark.sql.connect.session" not in sys.modules
+        sql_ext.enable()
+        from pyspark.sql import SparkSession as Classic
+        from pyspark.sql.connect.session import SparkSession as Connect
+        assert Classic.sql._sparkcep and Connect.sql._sparkcep
+        sql_ext.disable()
+        assert not hasattr(Classic.sql, "_sparkcep") and not hasattr(Connect.sql, "_sparkcep")
+        print("ok")"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -137,23 +137,15 @@ def _sum(t: SqlType, ansi: bool) -> Fold:
             total, over = s
             if total is None:
                 return None
-            if over:
-                if ansi:
-                    raise _overflow("ARITHMETIC_OVERFLOW",
-                                    f"{total} cannot be represented as Decimal({p}, {sc}).")
-                return None
-            if total.adjusted() >= p - sc and not total.is_zero():
-                if ansi:
-                    raise _overflow("ARITHMETIC_OVERFLOW",
-                                    f"{total} cannot be represented as Decimal({p}, {sc}).")
-                return None
+            # the final sum must fit: NULL, or NUMERIC_VALUE_OUT_OF_RANGE as Spark's window and
+            # VALUES aggregates raise (a hash aggregate's partial buffer says ARITHMETIC_OVERFLOW)
             return fit_decimal(total, p, sc, ansi)
         return Fold((t,), rt, (None, False), dstep, dres)
     if t.is_numeric or t.is_string:
         def fstep(s, v):
             if v is None:
                 return s
-            return v if s is None else s + v
+            return (0.0 if s is None else s) + v  # Sum: coalesce(sum, 0.0) + x, so sum(-0.0) is 0.0
         return Fold((DOUBLE,), DOUBLE, None, fstep, lambda s: s)
     if t.is_interval:
         def istep(s, v):
@@ -166,7 +158,6 @@ def _sum(t: SqlType, ansi: bool) -> Fold:
 def _avg(t: SqlType, ansi: bool) -> Fold:
     if t.is_decimal:
         p, sc = t.precision, t.scale
-        sum_p = min(38, p + 10)
         rt = decimal(min(38, p + 4), min(38, sc + 4))
 
         def step(s, v):
@@ -182,12 +173,7 @@ def _avg(t: SqlType, ansi: bool) -> Fold:
             total, n, over = s
             if n == 0:
                 return None
-            over = total.adjusted() >= sum_p - sc and not total.is_zero()
-            if over:
-                if ansi:
-                    raise _overflow("ARITHMETIC_OVERFLOW",
-                                    f"{total} cannot be represented as Decimal({sum_p}, {sc}).")
-                return None
+            # the sum is not checked (its buffer is unbounded); only the average must fit
             # Divide(sum, CAST(count AS decimal(20,0))): MathContext(38), then the result type
             return fit_decimal(DEC38.divide(total, Decimal(n)), rt.precision, rt.scale, ansi)
         return Fold((t,), rt, (None, 0, False), step, res)

@@ -392,7 +392,7 @@ def resolve(function: str, arg_types: Sequence[Arg], ansi: bool) -> Signature:
     """Spark's analyzer result for ``function(args...)``: argument casts and result type."""
     f = canonical(function)
     args = list(arg_types)
-    if f in _ARITH:
+    if f in _ARITH or f == "pmod":
         return _arith(f, args, ansi)
     if f in _CMP or f in ("is_distinct_from", "is_not_distinct_from"):
         sig = _comparison(f, args, ansi)
@@ -561,8 +561,14 @@ def _datetime_arith(f: str, l: SqlType, r: SqlType, ansi: bool) -> Signature | N
         if l.is_datetime and r.is_datetime:
             w = _tightest(l, r, ansi)
             return Signature((w, w), DAY_TIME)
-        if l.kind is K.DATE and (r.is_string and False):
-            return None
+        # BinaryArithmeticWithDatetimeResolver: (_, DATE) is SubtractDates and a timestamp on
+        # either side SubtractTimestamps, the other side (a string) cast implicitly
+        if l.is_string and r.kind is K.DATE:
+            return Signature((DATE, r), SqlType(K.DAY_TIME_INTERVAL, start=0, end=0))
+        if l.is_string and r.is_timestamp:
+            return Signature((r, r), DAY_TIME)
+        if l.is_timestamp and r.is_string:
+            return Signature((l, l), DAY_TIME)
         if l.kind is K.DATE and not r.is_interval:
             return _date_add_sig("date_sub", l, r, ansi)
         if l.is_interval and r.is_interval and l.kind is r.kind:
@@ -660,8 +666,8 @@ def _noansi_cmp_string(l: SqlType, r: SqlType) -> SqlType | None:
                 return o
             if o.is_void:
                 return STRING
-            if o.is_decimal:
-                return DOUBLE
+            if o.is_decimal:  # Spark 4: a decimal of scale 0 keeps its type; others compare as DOUBLE
+                return o if o.scale == 0 else DOUBLE
             if o.is_interval:
                 return None
             if o.is_atomic:

@@ -25,13 +25,14 @@ from typing import Callable, Sequence
 
 from . import format as fmt
 from .coercion import canonical
-from .errors import SparkError
+from .errors import SparkAnalysisError, SparkError
 from .types import INTEGRAL_RANGE, Kind, SqlType, round_float32
 
 __all__ = ["cast", "cast_chain", "function", "compile_call", "fit_decimal", "compare", "equal_nan",
            "DEC_CTX", "sort_key"]
 
 DEC_CTX = Context(prec=400, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
+_DECIMAL128 = Context(prec=34, rounding=ROUND_HALF_EVEN, Emax=6144, Emin=-6143)
 # Spark's Decimal * / % use MathContext(38, HALF_UP) before rounding to the result type
 DEC38 = Context(prec=38, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
 # unary minus / abs go through Scala BigDecimal (MathContext.DECIMAL128: 34 digits, HALF_EVEN)
@@ -185,6 +186,10 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool):
     if src.is_void:
         return lambda v: None
     sk, dk = src.kind, dst.kind
+    if Kind.TIMESTAMP_NTZ in (sk, dk) and (src.is_numeric or dst.is_numeric or Kind.BOOLEAN in (sk, dk)):
+        # Cast.canCast: TIMESTAMP_NTZ has no cast from or to numbers and booleans (both modes)
+        raise SparkAnalysisError("DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
+                                 f'cannot cast "{str(src).upper()}" to "{str(dst).upper()}"')
     if dk is Kind.STRING:
         return _null_safe(to_string_fn(src, ansi))
     if sk is Kind.STRING:
@@ -246,7 +251,7 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool):
                     return s
                 if ansi:
                     raise _cast_overflow(v, src, dst)
-                return _wrap(s, bits)
+                return None  # castToInt/Short/Byte of a timestamp: NULL, not a wrapped value
             return ts_to_int
     if dk is Kind.DOUBLE:
         if src.is_integral or src.is_floating:
@@ -304,8 +309,9 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool):
                     return None
                 lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
                 if isinstance(v, Decimal):
-                    # (d * 1e6).longValue: the low 64 bits, in both modes
-                    return _wrap(int(DEC_CTX.multiply(v, 1_000_000)), 64)
+                    # (d.toBigDecimal * 1e6).longValue: a Scala BigDecimal multiplies in
+                    # DECIMAL128 (34 digits, half even); the low 64 bits, in both modes
+                    return _wrap(int(_DECIMAL128.multiply(v, 1_000_000)), 64)
                 x = v * 1_000_000
                 if x != x or x in (_INF, -_INF) or not lo <= x <= hi:
                     if ansi:
@@ -569,14 +575,9 @@ def _arith(f, types, result, ansi):
                     if ansi:
                         raise _err("REMAINDER_BY_ZERO", "Remainder by zero.")
                     return None
-                if a in (_INF, -_INF) or a != a or b != b:
-                    return math.nan
-                if b in (_INF, -_INF):
-                    m = a
-                else:
-                    m = math.fmod(a, b)
-                if f == "pmod" and m < 0:
-                    m = math.fmod(m + b, b)
+                m = _java_fmod(a, b)
+                if f == "pmod" and m < 0:  # Pmod: r = a % n; if (r < 0) (r + n) % n, in float or double
+                    m = _java_fmod(round_float32(m + b) if r32 else m + b, b)
                 return round_float32(m) if r32 else m
             fn = fmod
         else:
@@ -596,10 +597,9 @@ def _arith(f, types, result, ansi):
                     if ansi:
                         raise _err("REMAINDER_BY_ZERO", "Remainder by zero.")
                     return None
-                m = abs(a) % abs(b)
-                m = -m if a < 0 else m
-                if f == "pmod" and m < 0:
-                    m = (m + b) % b if b > 0 else m - b if False else _java_rem(m + b, b)
+                m = _java_rem(a, b)
+                if f == "pmod" and m < 0:  # Pmod: (r + n) % n in Java int / long arithmetic
+                    m = _java_rem(_wrap(m + b, 64 if k is Kind.BIGINT else 32), b)
                 return m
             fn = imod
         else:
@@ -610,6 +610,15 @@ def _arith(f, types, result, ansi):
     if result.is_void:
         return lambda a, b: None
     raise ValueError(f"{f}{types}->{result}")
+
+
+def _java_fmod(a: float, b: float) -> float:
+    """Java's ``a % b`` for doubles (NaN for an infinite dividend or a zero divisor)."""
+    if a != a or b != b or a in (_INF, -_INF) or b == 0:
+        return math.nan
+    if b in (_INF, -_INF):
+        return a
+    return math.fmod(a, b)
 
 
 def _java_rem(a, b):
@@ -804,13 +813,11 @@ def _in_fn(f, types, result, ansi):
 
 
 def _between_fn(f, types, result, ansi):
-    ge = _cmp_cast(">=", types[0], types[1], ansi)
-    le = _cmp_cast("<=", types[0], types[2], ansi)
+    ge = _cmp_sides(">=", types[0], types[1], ansi)
+    le = _cmp_sides("<=", types[0], types[2], ansi)
 
     def between(v, lo, hi):
-        x = None if v is None or lo is None else ge(v, lo)
-        y = None if v is None or hi is None else le(v, hi)
-        return _and(x, y)
+        return _and(ge(v, lambda: lo), le(v, lambda: hi))
     return between
 
 
@@ -835,10 +842,10 @@ def _coalesce_fn(f, types, result, ansi):
 
 
 def _nullif_fn(f, types, result, ansi):
-    eq = _cmp_cast("=", types[0], types[1], ansi)
+    eq = _cmp_sides("=", types[0], types[1], ansi)
 
     def nullif(a, b):
-        return None if a is not None and b is not None and eq(a, b) else a
+        return None if a is not None and eq(a, lambda: b) else a
     return nullif
 
 
@@ -1046,9 +1053,7 @@ def _substring_fn(f, types, result, ansi):
         # UTF8String.substringSQL
         n = len(s)
         start = pos - 1 if pos > 0 else (n + pos if pos < 0 else 0)
-        end = start + length if length > 0 else start
-        if length > (1 << 31) - 1 - abs(start):
-            end = (1 << 31) - 1
+        end = min(max(start + length, -(1 << 31)), (1 << 31) - 1)  # (long) start + length, clamped
         start = max(start, 0)
         end = min(end, n)
         if start >= end:
@@ -1153,30 +1158,41 @@ def _lazy_in(f, types, result, ansi, ch):
     return in_
 
 
-def _cmp_cast(f, ta, tb, ansi):
-    """``(a, b) -> bool`` comparing values of ``ta``/``tb`` in their common comparison type."""
+def _cmp_sides(f, ta, tb, ansi):
+    """``(a, b_thunk) -> bool | None``: a comparison in Spark's order -- the left side cast to
+    the common type first, the right side evaluated (``b_thunk()``) and cast only when that is
+    not NULL (a BinaryComparison stops at its first NULL operand)."""
     from .coercion import comparison_type
     w = comparison_type(f, ta, tb, ansi)
     ca, cb = cast(ta, w, ansi), cast(tb, w, ansi)
     op = _cmp_fn(f, (w, w), None, ansi)
-    return lambda a, b: op(ca(a), cb(b))
+
+    def compare(a, b_thunk):
+        x = ca(a)
+        if x is None:
+            return None
+        y = b_thunk()
+        if y is None:
+            return None
+        y = cb(y)
+        return None if y is None else op(x, y)
+    return compare
 
 
 def _lazy_between(f, types, result, ansi, ch):
-    # BETWEEN is rewritten to ``v >= lo AND v <= hi`` (AND short-circuits, v evaluated once)
+    # Spark 4 rewrites BETWEEN to ``With(v) { x => x >= lo AND x <= hi }``: v once, each
+    # comparison in Spark's order (``_cmp_sides``), AND skipping the second when the first is false
     tv, tlo, thi = types
-    ge = _cmp_cast(">=", tv, tlo, ansi)
-    le = _cmp_cast("<=", tv, thi, ansi)
+    ge = _cmp_sides(">=", tv, tlo, ansi)
+    le = _cmp_sides("<=", tv, thi, ansi)
     cv, clo, chi = ch
 
     def between(row):
         v = cv(row)
-        lo = clo(row)
-        x = None if v is None or lo is None else ge(v, lo)
+        x = ge(v, lambda: clo(row))
         if x is False:
             return False
-        hi = chi(row)
-        y = None if v is None or hi is None else le(v, hi)
+        y = le(v, lambda: chi(row))
         if y is False:
             return False
         return None if x is None or y is None else True
@@ -1184,15 +1200,16 @@ def _lazy_between(f, types, result, ansi, ch):
 
 
 def _lazy_nullif(f, types, result, ansi, ch):
-    eq = _cmp_cast("=", types[0], types[1], ansi)
+    # Spark 4: ``With(a) { x => IF(x = b, NULL, x) }``: b is evaluated only when a (cast to the
+    # comparison type) is not NULL
+    eq = _cmp_sides("=", types[0], types[1], ansi)
     a, b = ch
 
     def nullif(row):
         x = a(row)
-        y = b(row)
-        if x is None or y is None:
-            return x
-        return None if eq(x, y) else x
+        if x is None:
+            return None
+        return None if eq(x, lambda: b(row)) else x
     return nullif
 
 

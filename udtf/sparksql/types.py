@@ -33,7 +33,7 @@ import enum
 import re
 import struct
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Context, Decimal
 
 __all__ = ["Kind", "SqlType", "round_float32", "from_arrow", "to_arrow", "arrow_type",
            "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "STRING",
@@ -272,7 +272,8 @@ def from_arrow(t: SqlType, column) -> list:
         return pc.cast(column, pa.int32()).to_pylist()
     if k is Kind.DECIMAL:
         exp = Decimal(1).scaleb(-t.scale)
-        return [None if v is None else v.quantize(exp) for v in column.to_pylist()]
+        wide = Context(prec=2 * MAX_PRECISION)  # the default context's 28 digits cannot hold decimal(38,s)
+        return [None if v is None else v.quantize(exp, context=wide) for v in column.to_pylist()]
     if k is Kind.ARRAY:
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
