@@ -101,15 +101,17 @@ class _Builder:
                 nxt = self._enter(item, junction, nxt, ctx, negation)
         return nxt
 
-    def _enter(self, item, junction, cont: int, ctx, negation=None) -> int:
-        """Entry of ``item`` reached through ``junction`` from the element before it."""
+    def _enter(self, item, junction, cont: int, ctx, negation=None, start: int | None = None) -> int:
+        """Entry of ``item`` reached through ``junction`` from the element before it; a gap
+        leads into ``start`` (``item`` built towards ``cont``) when given, else into a new copy."""
         excluded, stop, dead = ctx
         not_next = negation is not None and negation[1] == STRICT
         not_between = Not(Def(negation[0])) if negation and negation[1] == RELAXED else None
         if junction == STRICT or dead:
             entry = self.build(item, cont, ctx)
         else:
-            start = self.build(item, cont, ctx)
+            if start is None:
+                start = self.build(item, cont, ctx)
             empty = self.build(item, cont, (excluded, stop, True))
             takes = self._first_transitions(start, cont)
             if junction == RELAXED:
@@ -187,9 +189,11 @@ class _Builder:
                 body = iteration(shared, loop)  # entered as every later iteration is
                 choice(body, cont, loop)
                 first = loop if node.min == 0 else body
-            else:  # the first iteration is entered without the gap later ones may skip
-                choice(iteration(2, loop), cont, loop)
-                first = choice(iteration(1, loop), cont) if node.min == 0 else iteration(1, loop)
+            else:  # the first iteration is entered without the gap later ones may skip; after
+                # its entry it runs through the same states as they do
+                body = iteration(1, loop)
+                choice(self._enter(node.body, node.inner, loop, inner, start=body), cont, loop)
+                first = choice(body, cont) if node.min == 0 else body
             for k in range(shared - 1, 0, -1):
                 first = iteration(k, first)
             return first
