@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
-from udtf.plan import EnginePlan
+from udtf.errors import MatchRecognizeError
+from udtf.plan import LIMIT_CONFS, EnginePlan, Limits
 
 
 class Field(NamedTuple):
@@ -25,6 +26,9 @@ class Catalog(Protocol):
 
     def ansi(self) -> bool:
         """Whether spark.sql.ansi.enabled is on (Spark's ANSI semantics)."""
+
+    def limits(self) -> Limits:
+        """The engine's bounds: ``Limits`` defaults unless set by the Spark confs ``LIMIT_CONFS``."""
 
     def register(self, name: str, plan: EnginePlan, output: tuple) -> None:
         """Make the table function ``name`` run ``plan`` with output columns ``output``
@@ -56,6 +60,20 @@ class SparkCatalog:
 
     def ansi(self) -> bool:
         return self.spark.conf.get("spark.sql.ansi.enabled", "true").lower() == "true"
+
+    def limits(self) -> Limits:
+        values = {}
+        for field, key in LIMIT_CONFS.items():
+            text = self.spark.conf.get(key, None)
+            if text is None:
+                continue
+            try:
+                values[field] = int(text)
+            except ValueError:
+                values[field] = 0
+            if values[field] < 1:
+                raise MatchRecognizeError(f"{key} must be a positive integer, not {text!r}")
+        return Limits(**values)
 
     def register(self, name: str, plan: EnginePlan, output: tuple) -> None:
         REGISTERED.setdefault(name, (plan, output))

@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from udtf.compile import compile_pattern
 from udtf.expr import Classifier, MatchNumber, Nav
-from udtf.plan import Atom, Condition, DerivedMask, EnginePlan, Output, OutputKind, RowsMode, Value
+from udtf.plan import Atom, Condition, DerivedMask, EnginePlan, Limits, Output, OutputKind, RowsMode, Value
 from udtf.program import Program
 
 from .analyze import Analysis, analysis_column, error
@@ -33,7 +33,6 @@ from .parse import position, to_spark_sql
 from .plan import Plan
 from .typecheck import boolean, typed
 
-MAX_THREADS = 100_000
 _LONG = Field("", "bigint", '"long"')
 _STRING = Field("", "string", '"string"')
 
@@ -96,9 +95,10 @@ def aggregate_query(plan: Plan, computed: str) -> str | None:
 
 
 def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: tuple,
-          computed_fields: tuple, aggregate_fields: tuple, computed: str, alias: str, ansi: bool) -> Lowered:
+          computed_fields: tuple, aggregate_fields: tuple, computed: str, alias: str, ansi: bool,
+          limits: Limits = Limits()) -> Lowered:
     """``computed``: the text of ``computed_query``; ``alias``: the clause's own alias text;
-    ``ansi``: spark.sql.ansi.enabled."""
+    ``ansi``: spark.sql.ansi.enabled; ``limits``: the engine's bounds (Spark confs)."""
     clause = analysis.clause
     partition = [analysis_column(analysis, c) for c in clause.partition_by]
     fields = {f.name: f for f in computed_fields}
@@ -136,7 +136,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         derived=tuple(DerivedMask(m, plan.derived[m]) for m in masks if m in plan.derived),
         values=tuple(Value(name, types[name]) for name in plan.values), order_key=window.key if window else None,
         within=window.length if window else None, lookahead=plan.lookahead,
-        atoms=atoms, output=tuple(outputs), max_threads=MAX_THREADS, ansi=ansi)
+        atoms=atoms, output=tuple(outputs), limits=limits, ansi=ansi)
     output = tuple(output)
     shipped = _shipped(engine_plan, fields, clause)
     digest = hashlib.sha1((engine_plan.to_json() + json.dumps(output)).encode()).hexdigest()

@@ -83,7 +83,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         schema, ((f"SELECT {to_spark_sql(a.sql)} FROM ({computed})", a.sql) for a in planned.atoms if a.sql is not None),
         clause))
     lowered = lower.lower(analysis, planned, window, input_fields, computed_fields, aggregate_fields,
-                          computed, alias, catalog.ansi())
+                          computed, alias, catalog.ansi(), catalog.limits())
     catalog.register(lowered.name, lowered.plan, lowered.output)
     measures = [m.this for m in clause.measures]
     _checked(schema, f"SELECT * FROM {lowered.text}", lambda: _culprit(

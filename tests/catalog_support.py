@@ -14,6 +14,7 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
 from sql_ext.catalog import Field
+from udtf.plan import Limits
 
 _JSON = {"int": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte", "string": "string",
          "double": "double", "float": "float", "boolean": "boolean", "date": "date", "timestamp": "timestamp",
@@ -41,6 +42,9 @@ class StaticCatalog:
 
     def ansi(self) -> bool:
         return True
+
+    def limits(self) -> Limits:
+        return Limits()
 
     def register(self, name: str, plan, output: tuple) -> None:
         self.registered.setdefault(name, (plan, output))

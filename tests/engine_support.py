@@ -6,7 +6,7 @@ would type them (``sql_ext.typecheck``), columns holding Python ints being bigin
 from sql_ext.typecheck import typed
 from udtf import expr as ir
 from udtf.compile import compile_pattern
-from udtf.match import Conditions, Options, expand, matcher
+from udtf.match import Conditions, Options, expand, forget, matcher
 from udtf.pattern import parse_pattern, variables
 from udtf.plan import Condition, Semantics, Skip, SkipMode
 from udtf.rows import Rows
@@ -36,7 +36,10 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
                       skip=Skip(SkipMode(skip), tuple(index[v] for v in skip_to), ",".join(skip_to)),
                       within=within, unmatched=unmatched)
     engine = matcher(program, Conditions(define, cond_until, names, rows), options)
-    out = []
+    # fed in chunks, the engine also forgets the rows it no longer needs after each chunk, as
+    # the UDTF does: match rows are then relative to the first row kept (``dropped`` before it)
+    lookback = max((ir.lookback(c.expr) for c in define), default=0)
+    out, dropped = [], 0
     step = chunks or n or 1
     for lo in range(0, n, step):
         hi = min(n, lo + step)
@@ -45,9 +48,17 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
                            **{f"u_{v}": bytes(int(bool(x)) for x in m[lo:hi]) for v, m in until.items()}},
                     values={c: list(vals[lo:hi]) for c, vals in columns.items()},
                     order=list(order[lo:hi]) if order is not None else None)
-        out += expand(engine.feed(hi - lo))
-    out += expand(engine.finish())
+        out += _moved(expand(engine.feed(hi - lo)), dropped)
+        if chunks:
+            dropped += forget(engine, lookback)
+    out += _moved(expand(engine.finish()), dropped)
     return out, names
+
+
+def _moved(matches, shift):
+    """``matches`` with their row indexes moved up by ``shift``."""
+    return [m._replace(start=m.start + shift, end=m.end + shift,
+                       rows=tuple((r + shift, v, x) for r, v, x in m.rows)) for m in matches] if shift else matches
 
 
 def _indexed(expr, index):

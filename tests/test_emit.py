@@ -1,6 +1,8 @@
 """The vectorized ONE ROW PER MATCH emitter agrees with the row-by-row one."""
 import random
 
+import pytest
+
 from udtf.emit import Emitter
 from udtf.expr import Agg, Classifier, MatchNumber, Nav, NavMode
 from udtf.plan import Atom, RowsMode
@@ -14,10 +16,10 @@ ATOMS = [Atom(Nav(None, None, (0,), FIRST, 0, 0), False), Atom(Nav(None, None, (
          Atom(Classifier(None), False), Atom(Classifier((0, 1)), True), Atom(MatchNumber(), True)]
 
 
-def random_matches(rng, size):
+def random_matches(rng, size, empty=True):
     matches, start = [], 0
     while start < size - 1:
-        length = rng.randint(0, 4)
+        length = rng.randint(0 if empty else 1, 4)
         rows = tuple((start + k, rng.randint(0, 2), False) for k in range(min(length, size - start)))
         matches.append(Match(len(matches) + 1, start, start + len(rows) - 1, rows))
         start += max(len(rows), 1) + rng.randint(0, 2)
@@ -31,13 +33,16 @@ def flat(emitted):
     return unchunk(sources), [unchunk(c) for c in columns]
 
 
-def test_vectorized_one_row_matches_row_by_row():
+@pytest.mark.parametrize("mode", [RowsMode.ONE, RowsMode.ALL_SHOW])
+def test_vectorized_matches_row_by_row(mode):
+    """ONE ROW PER MATCH, and ALL ROWS PER MATCH with RUNNING and FINAL atoms, computed with
+    numpy give what the row-by-row emitter gives."""
     rng = random.Random(3)
     for _ in range(200):
         size = rng.randint(1, 30)
-        fast = Emitter(ATOMS, RowsMode.ONE, ["A", "B", "C"], {}, lambda: size)
-        slow = Emitter(ATOMS, RowsMode.ONE, ["A", "B", "C"], {}, lambda: size)
+        fast = Emitter(ATOMS, mode, ["A", "B", "C"], {}, lambda: size)
+        slow = Emitter(ATOMS, mode, ["A", "B", "C"], {}, lambda: size)
         slow.vectorized = False
         assert fast.vectorized
-        matches = random_matches(rng, size)
+        matches = random_matches(rng, size, empty=mode is RowsMode.ONE)
         assert flat(fast.emit(matches)) == flat(slow.emit(matches))

@@ -51,8 +51,8 @@ def test_engine_plan_round_trips_through_json():
 
 def test_engine_plan_version_is_checked():
     (plan,) = [l.plan for l in lowered(V_SHAPE)]
-    stale = plan.to_json().replace('"version": 1', '"version": 0')
-    with pytest.raises(MatchRecognizeError, match="engine plan version is 0, but the worker runs version 1"):
+    stale = plan.to_json().replace('"version": 2', '"version": 0')
+    with pytest.raises(MatchRecognizeError, match="engine plan version is 0, but the worker runs version 2"):
         EnginePlan.from_json(stale)
 
 

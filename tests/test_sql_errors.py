@@ -260,3 +260,47 @@ def test_spark_errors_name_the_users_construct(series, case):
     assert start in err.message, err.message
     assert (err.line, err.column) == at(sql, needle)
     assert "__mr" not in err.message and " pos " not in err.message
+
+
+@pytest.mark.parametrize("conf, value, pattern, define, semantics, message", [
+    # a run of B's longer than the limit (the run-length tier, then the Pike VM)
+    ("spark.sparkcep.maxMatchRows", 4, "A B+", "B AS price > 0", "",
+     "a match (or a run that may become one) from row 1 spans more than 4 rows"),
+    ("spark.sparkcep.maxMatchRows", 4, "A B+", "B AS SUM(B.price) > 0", "",
+     "a match (or a run that may become one) from row 1 spans more than 4 rows"),
+    # every start row fails after reading the whole partition
+    ("spark.sparkcep.maxStepsPerStartRow", 5, "A B+ C", "B AS B.price > A.price - 100, C AS price < 0", "",
+     "more than 5 run steps from start row 1"),
+    # FlinkCEP NO SKIP: a run per start row stays alive
+    ("spark.sparkcep.maxLiveRuns", 3, "A B->+ C", "B AS price > 0, C AS price < 0",
+     "AFTER MATCH NO SKIP SEMANTICS FLINKCEP", "more than 3 partial matches alive at once"),
+])
+def test_engine_limits_name_the_conf_the_partition_and_the_row(series, conf, value, pattern, define, semantics,
+                                                             message):
+    view(series, "limited", "symbol string, t int, price int", [("XYZ", t, 10 + t) for t in range(1, 13)])
+    sql = f"""
+        SELECT * FROM limited MATCH_RECOGNIZE (
+          PARTITION BY symbol ORDER BY t MEASURES COUNT(*) AS n
+          {semantics}
+          PATTERN ({pattern})
+          DEFINE A AS price > 0, {define})"""
+    series.conf.set(conf, str(value))
+    try:
+        with pytest.raises(Exception) as info:
+            series.sql(sql).collect()
+    finally:
+        series.conf.unset(conf)
+    text = str(info.value)
+    assert message in text and f"(the limit is the Spark conf {conf})" in text
+    assert "in partition (symbol = 'XYZ') at its row" in text
+    assert len(series.sql(sql).collect()) >= 0  # within the default limits the query runs
+
+
+def test_engine_limits_must_be_positive(series):
+    series.conf.set("spark.sparkcep.maxMatchRows", "0")
+    try:
+        with pytest.raises(MatchRecognizeError, match="spark.sparkcep.maxMatchRows must be a positive integer"):
+            series.sql("SELECT * FROM limited MATCH_RECOGNIZE (ORDER BY t MEASURES COUNT(*) AS n "
+                       "PATTERN (A) DEFINE A AS price > 0)")
+    finally:
+        series.conf.unset("spark.sparkcep.maxMatchRows")

@@ -15,11 +15,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .emit import Emitter
-from .expr import type_of
-from .match import Conditions, Options, matcher
+from .errors import LimitExceeded, MatchRecognizeError
+from .expr import lookback, type_of
+from .match import Conditions, Options, forget, matcher
 from .plan import EnginePlan, OutputKind, RowsMode
 from .rows import Rows
 from .sparksql.types import SqlType, arrow_type, from_arrow, to_arrow
+
+
+FORGET_AT = 1 << 16  # rows of a partition held before the runner tries to release some
 
 
 class PartitionRunner:
@@ -29,7 +33,8 @@ class PartitionRunner:
         self.plan = plan
         self.schema = output_schema
         self.keys = plan.partition
-        self.last_key = None
+        self.last_key = None  # partition key of the last row seen
+        self.key = ()  # of the current partition
         self.batches: list = []  # batches of the current partition
         self.rows = Rows(masks=(*plan.masks, *(d.name for d in plan.derived)), values=[v.name for v in plan.values])
         self.value_types = [(v.name, SqlType.parse(v.type)) for v in plan.values]
@@ -37,7 +42,7 @@ class PartitionRunner:
         conditions = Conditions(plan.define, plan.until, names, self.rows, plan.ansi)
         options = Options(semantics=plan.semantics, skip=plan.skip, within=plan.within,
                           unmatched=plan.rows is RowsMode.ALL_WITH_UNMATCHED,
-                          max_threads=plan.max_threads, lookahead=plan.lookahead)
+                          limits=plan.limits, lookahead=plan.lookahead)
         self.matcher = matcher(plan.program, conditions, options)
         self.emitter = Emitter(plan.atoms, plan.rows, names, self.rows.values, lambda: self.rows.size, plan.ansi)
         self.atom_types = [SqlType.parse(type_of(a.expr)) for a in plan.atoms]
@@ -49,6 +54,9 @@ class PartitionRunner:
                 for column, lag in (comparison.left, comparison.right):
                     self.lags[column] = max(lag, self.lags.get(column, 0))
         self.history: dict = {}  # column -> its last ``lags[column]`` values in the partition
+        # rows before a live run that the engine's navigation may still read
+        self.lookback = max((lookback(e) for e in (*(c.expr for c in (*plan.define, *plan.until)),
+                                                  *(a.expr for a in plan.atoms))), default=0)
 
     # ---- batches ---------------------------------------------------------------------
     def feed(self, batch: pa.RecordBatch):
@@ -56,16 +64,23 @@ class PartitionRunner:
         if batch.num_rows == 0:
             return
         for lo, hi, new_partition in self._segments(batch):
-            if new_partition and self.batches:
+            if new_partition and self._open():
                 yield from self._close_partition()
+            if new_partition:
+                self.key = tuple(batch.column(name)[lo].as_py() for name in self.keys)
             self._append(batch.slice(lo, hi - lo))
         out = self._flush()
+        self._forget()
         if out is not None:
             yield out
 
     def finish(self):
-        if self.batches:
+        if self._open():
             yield from self._close_partition()
+
+    def _open(self) -> bool:
+        """Has the current partition any rows (some may have been released)?"""
+        return self.rows.size + self.rows.dropped > 0
 
     def _segments(self, batch: pa.RecordBatch):
         """(lo, hi, starts_new_partition) runs of equal partition keys within the batch."""
@@ -101,7 +116,24 @@ class PartitionRunner:
         order = part.column(plan.order_key).to_pylist() if plan.order_key else None
         self.batches.append(part)
         self.rows.append(part.num_rows, masks=masks, values=values, order=order)
-        self.pending += self.matcher.feed(part.num_rows)
+        self.pending += self._located(self.matcher.feed, part.num_rows)
+
+    def _forget(self):
+        """Release the rows of the current partition that no run can read any more (matches
+        were flushed), once they are at least half of those held: memory stays bounded by
+        the live runs, not the partition."""
+        held = self.rows.size
+        if held < FORGET_AT or 2 * (self.matcher.low_water() - self.lookback) < held:
+            return
+        shift = forget(self.matcher, self.lookback)
+        kept = []
+        for batch in self.batches:
+            if shift >= batch.num_rows:
+                shift -= batch.num_rows
+            else:
+                kept.append(batch.slice(shift))
+                shift = 0
+        self.batches = kept
 
     def _lagged(self, part: pa.RecordBatch) -> dict:
         """{(column, lag): the column's values ``lag`` rows back in the partition (NULL before
@@ -116,8 +148,17 @@ class PartitionRunner:
             self.history[column] = full.slice(len(full) - most)
         return out
 
+    def _located(self, step, *args) -> list:
+        """``step(*args)`` of the matcher; a limit it exceeds names the partition and the row."""
+        try:
+            return step(*args)
+        except LimitExceeded as e:
+            key = ", ".join(f"{name} = {value!r}" for name, value in zip(self.keys, self.key))
+            where = f"partition ({key})" if key else "the partition"
+            raise MatchRecognizeError(f"{e.message}, in {where} at its row {e.row + self.rows.dropped + 1}") from None
+
     def _close_partition(self):
-        self.pending += self.matcher.finish()
+        self.pending += self._located(self.matcher.finish)
         out = self._flush()
         self.batches = []
         self.history = {}

@@ -40,6 +40,20 @@ def _vectorizable(expr) -> bool:
     return isinstance(expr, MatchNumber)
 
 
+class Arrays(NamedTuple):
+    """Matches as arrays: ``starts`` / ``numbers`` per match, ``rows`` / ``variables`` /
+    ``owner`` (index of its match) per matched row, in match order."""
+    starts: list
+    numbers: list
+    rows: np.ndarray
+    variables: np.ndarray
+    owner: np.ndarray
+
+
+def block_arrays(block: MatchBlock) -> Arrays:
+    return Arrays(block.starts.tolist(), block.numbers.tolist(), block.rows, block.variables, block.owner)
+
+
 class OutputRow(NamedTuple):
     source: int  # partition row that the non-measure columns come from
     atoms: tuple
@@ -62,7 +76,8 @@ class Emitter:
         self.one_row = rows_mode is RowsMode.ONE
         self.omit_empty = rows_mode is RowsMode.ALL_OMIT
         self.atoms = [atom.expr for atom in atoms]
-        self.vectorized = self.one_row and all(_vectorizable(expr) for expr in self.atoms)
+        self.vectorized = all(_vectorizable(expr) for expr in self.atoms)
+        self.finals = [a.final for a in atoms]
 
     def emit(self, matches: list):
         """(source rows, one column per atom) for ``matches`` (``Match`` tuples or
@@ -80,7 +95,8 @@ class Emitter:
                 parts.append(self._emit_plain(plain))
                 plain = []
             if isinstance(item, MatchBlock):
-                parts.append(self._emit_block(item) if self.vectorized else self._emit_plain(item.matches()))
+                parts.append(self._emit_arrays(block_arrays(item)) if self.vectorized
+                             else self._emit_plain(item.matches()))
             for more_sources, more_columns in parts:
                 sources.append(more_sources)
                 for column, more in zip(columns, more_columns):
@@ -88,49 +104,61 @@ class Emitter:
         return sources, columns
 
     def _emit_plain(self, matches: list):
-        if self.vectorized:
+        if self.vectorized and (self.one_row or all(m.rows and not any(r[2] for r in m.rows) for m in matches)):
             count = len(matches)
             flat = list(itertools.chain.from_iterable(m.rows for m in matches))
             lengths = np.fromiter((len(m.rows) for m in matches), dtype=np.int64, count=count)
-            return self._emit_one_row(
+            return self._emit_arrays(Arrays(
                 [m.start for m in matches], [m.number for m in matches],
                 np.fromiter((r[0] for r in flat), dtype=np.int64, count=len(flat)),
                 np.fromiter((r[1] for r in flat), dtype=np.int64, count=len(flat)),
-                np.repeat(np.arange(count), lengths))
+                np.repeat(np.arange(count), lengths)))
         rows = [r for match in matches for r in self.rows(match)]
         return [r.source for r in rows], [[r.atoms[k] for r in rows] for k in range(self.width)]
 
-    def _emit_block(self, block):
-        return self._emit_one_row(block.starts.tolist(), block.numbers.tolist(), block.rows,
-                                  block.variables, block.owner)
-
-    def _emit_one_row(self, starts: list, numbers: list, rows, variables, owner):
-        """ONE ROW PER MATCH with only navigations, counts of rows, CLASSIFIER and MATCH_NUMBER:
-        computed with numpy over all matches at once (RUNNING = FINAL on one row per match).
-        ``rows``/``variables``/``owner`` describe the matched rows, in match order."""
-        count, matched = len(starts), len(rows)
+    def _emit_arrays(self, m: Arrays):
+        """Navigations, counts of rows, CLASSIFIER and MATCH_NUMBER computed with numpy over all
+        matches at once: one row per match (RUNNING = FINAL there), or one row per matched row
+        (no excluded rows, no empty matches) with RUNNING values up to that row."""
+        count, matched = len(m.starts), len(m.rows)
         # one padding entry so that "no row" (-1 -> 0) can be gathered and then masked
-        rows, variables = np.append(rows, 0), np.append(variables, 0)
+        rows, variables, owner = np.append(m.rows, 0), np.append(m.variables, 0), m.owner
+        numbers = np.asarray(m.numbers, dtype=np.int64)
+        first_of = np.searchsorted(owner, np.arange(count))  # index of each match's first row
         size = self.size()
         columns = []
-        for expr in self.atoms:
+        for expr, final in zip(self.atoms, self.finals):
+            running = not self.one_row and not final
             if isinstance(expr, MatchNumber):
-                columns.append(numbers)
+                columns.append(numbers.tolist() if self.one_row else numbers[owner].tolist())
                 continue
             vs = expr.vars
-            hits = np.flatnonzero(np.isin(variables[:-1], vs)) if vs is not None else np.arange(matched)
+            hit = np.isin(variables[:-1], vs) if vs is not None else np.ones(matched, dtype=bool)
             if isinstance(expr, Agg):  # count of rows
-                columns.append(np.bincount(owner[hits], minlength=count).tolist())
+                if running:
+                    counts = np.cumsum(hit)
+                    columns.append((counts - np.append(0, counts)[first_of][owner]).tolist())
+                else:
+                    total = np.bincount(owner[hit], minlength=count)
+                    columns.append(total.tolist() if self.one_row else total[owner].tolist())
                 continue
             first = isinstance(expr, Nav) and expr.mode is NavMode.FIRST
-            pick = np.full(count, -1, dtype=np.int64)
-            if len(hits):
-                if first:
-                    owners, where = np.unique(owner[hits], return_index=True)
-                else:
-                    owners, where = np.unique(owner[hits][::-1], return_index=True)
-                    where = len(hits) - 1 - where
-                pick[owners] = hits[where]
+            if running and not first:  # the last hit at or before each row of its match
+                position = np.arange(matched)
+                latest = np.maximum.accumulate(np.where(hit, position, first_of[owner] - 1))
+                pick = np.where(latest >= first_of[owner], latest, -1)
+            else:
+                hits = np.flatnonzero(hit)
+                pick = np.full(count, -1, dtype=np.int64)
+                if len(hits):
+                    if first:
+                        owners, where = np.unique(owner[hits], return_index=True)
+                    else:
+                        owners, where = np.unique(owner[hits][::-1], return_index=True)
+                        where = len(hits) - 1 - where
+                    pick[owners] = hits[where]
+                if not self.one_row:
+                    pick = pick[owner]
             present = pick >= 0
             if isinstance(expr, Classifier):
                 names = np.array(self.var_names, dtype=object)
@@ -139,7 +167,7 @@ class Emitter:
             target = np.where(present, rows[np.maximum(pick, 0)] + expr.physical, -1)
             valid = present & (target >= 0) & (target < size)
             columns.append(pa.array(target, mask=~valid, type=pa.int64()))
-        return starts, columns
+        return (m.starts if self.one_row else m.rows), columns
 
     # ---- row by row ----------------------------------------------------------------------
     def _atom(self, expr):

@@ -20,6 +20,15 @@ class MatchRecognizeError(Exception):
         return f"line {self.line}:{self.column}: {self.message}"
 
 
+class LimitExceeded(MatchRecognizeError):
+    """A configured engine limit (``Limits``) was exceeded at ``row`` of the partition being
+    matched (an index into its rows kept); the UDTF names the partition and the row."""
+
+    def __init__(self, message: str, key: str, row: int):
+        super().__init__(f"{message} (the limit is the Spark conf {key})")
+        self.key, self.row = key, row
+
+
 def line_col(text: str, offset: int, origin: Pos = (1, 1)) -> Pos:
     """(line, column) of character ``offset`` of ``text`` whose first character sits at
     ``origin`` in the user's SQL (columns count characters)."""

@@ -128,6 +128,16 @@ def children(expr) -> tuple:
     return ()
 
 
+def lookback(expr) -> int:
+    """How many rows before the first row of its match ``expr`` may read (PREV offsets: a
+    navigation lands at most that far before the row it starts from, which is in the match)."""
+    if expr is None:
+        return 0
+    own = -expr.physical if isinstance(expr, (Nav, Classifier)) else 0
+    inner = (*expr.args, expr.filter) if isinstance(expr, Agg) else children(expr)
+    return max([own, 0, *(lookback(e) for e in inner)])
+
+
 def type_of(expr) -> str:
     if isinstance(expr, (Lit, Col, Agg, Call)):
         return expr.type
@@ -230,6 +240,17 @@ class FactTable:
                 raise located(e, agg.at) from None
 
         return update, fold.initial
+
+    def shifted(self, facts: tuple, shift: int) -> tuple:
+        """``facts`` with the row indexes they hold moved down by ``shift``."""
+        out = []
+        for fact, value in zip(self.facts, facts):
+            if fact.kind in ("first", "last"):
+                value = None if value is None else (value[0] - shift, value[1])
+            elif fact.kind != "agg":
+                value = tuple((row - shift, var) for row, var in value)
+            out.append(value)
+        return tuple(out)
 
     def fold(self, facts: tuple, row: int, var: int) -> tuple:
         """Facts after mapping ``row`` to variable ``var``."""

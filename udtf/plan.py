@@ -23,7 +23,7 @@ from .errors import MatchRecognizeError, Pos
 from .program import Program
 from .wire import decode, encode, record
 
-VERSION = 1
+VERSION = 2
 
 
 @record
@@ -118,6 +118,19 @@ class Output(NamedTuple):
 
 
 @record
+class Limits(NamedTuple):
+    """Bounds on the work of one partition (Spark confs ``LIMIT_CONFS``); exceeding one is an
+    error naming it, the partition and the row, instead of a job that runs for hours."""
+    live_runs: int = 100_000  # partial matches alive at once
+    match_rows: int = 10_000_000  # rows one match (or a run that may become one) spans
+    steps_per_start: int = 100_000_000  # run steps spent on one start row (standard semantics)
+
+
+LIMIT_CONFS = {"live_runs": "spark.sparkcep.maxLiveRuns", "match_rows": "spark.sparkcep.maxMatchRows",
+               "steps_per_start": "spark.sparkcep.maxStepsPerStartRow"}
+
+
+@record
 class EnginePlan(NamedTuple):
     program: Program
     semantics: Semantics
@@ -134,7 +147,7 @@ class EnginePlan(NamedTuple):
     lookahead: int  # rows past the current one that DEFINE reads (NEXT)
     atoms: tuple  # of Atom
     output: tuple  # of Output, one per UDTF output column
-    max_threads: int
+    limits: Limits
     ansi: bool  # spark.sql.ansi.enabled: the semantics of the expressions the engine evaluates
 
     def to_json(self) -> str:

@@ -201,3 +201,26 @@ def closures(program: Program, at_start: bool, empty_iteration_exits: bool) -> t
         walk(origin)
         result.append(tuple(found))
     return tuple(result)
+
+
+def required(program: Program) -> tuple:
+    """For each state, the variables every path from it to ACCEPT stores a row in (a greatest
+    fixpoint over the transitions): a run in that state cannot accept unless each of them can
+    still take a row."""
+    states = program.states
+    everything = frozenset(range(len(program.vars)))
+    need = [frozenset() if s.kind is Kind.ACCEPT else everything for s in states]
+    changed = True
+    while changed:
+        changed = False
+        for index, state in enumerate(states):
+            if state.kind is Kind.ACCEPT:
+                continue
+            if state.kind is Kind.CONSUME:
+                options = [need[t.target] | ({t.var} if t.var >= 0 else frozenset()) for t in state.transitions]
+            else:
+                options = [need[t] for t in state.targets]
+            value = frozenset.intersection(*options) if options else everything
+            if value != need[index]:
+                need[index], changed = value, True
+    return tuple(need)

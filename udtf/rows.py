@@ -15,13 +15,15 @@ class Match(NamedTuple):
 class Rows:
     """The columns of one partition seen so far, appended in place (compiled conditions stay
     bound to these containers): ``masks`` (name -> bytearray of 0/1), ``values`` (name -> list
-    of Python values), ``order`` (the WITHIN key per row, or empty)."""
+    of Python values), ``order`` (the WITHIN key per row, or empty).  Row 0 is the partition's
+    first row unless ``dropped`` rows were forgotten."""
 
     def __init__(self, masks=(), values=()):
         self.masks = {name: bytearray() for name in masks}
         self.values = {name: [] for name in values}
         self.order: list = []
         self.size = 0
+        self.dropped = 0  # rows of the partition forgotten before row 0 (``rebase``)
 
     def append(self, count: int, masks=None, values=None, order=None):
         for name, mask in (masks or {}).items():
@@ -32,6 +34,16 @@ class Rows:
             self.order.extend(order)
         self.size += count
 
+    def rebase(self, shift: int):
+        """Forget the first ``shift`` rows: row ``shift`` becomes row 0 (in place)."""
+        for mask in self.masks.values():
+            del mask[:shift]
+        for column in self.values.values():
+            del column[:shift]
+        del self.order[:shift]
+        self.size -= shift
+        self.dropped += shift
+
     def clear(self):
         """Forget the partition."""
         for mask in self.masks.values():
@@ -40,3 +52,4 @@ class Rows:
             column.clear()
         self.order.clear()
         self.size = 0
+        self.dropped = 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..plan import Semantics, SkipMode
 from ..program import Program
-from .base import Matcher, Options
+from .base import Matcher, Options, forget
 from .conditions import Conditions
 from .dfa import DfaMatcher, LazyDFA, dfa_masks
 from .flinkcep import FlinkMatcher
@@ -21,7 +21,7 @@ from .runs import MatchBlock, RunMatcher, RunsMatcher, expand
 from .standard import StandardMatcher
 from .vm import Machine
 
-__all__ = ["Conditions", "MatchBlock", "Matcher", "Options", "expand", "matcher"]
+__all__ = ["Conditions", "MatchBlock", "Matcher", "Options", "expand", "forget", "matcher"]
 
 
 def matcher(program: Program, conditions: Conditions, options: Options):

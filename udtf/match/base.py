@@ -4,8 +4,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import NamedTuple
 
-from ..errors import MatchRecognizeError
-from ..plan import Semantics, Skip
+from ..errors import LimitExceeded
+from ..plan import LIMIT_CONFS, Limits, Semantics, Skip
 from ..rows import Rows
 
 
@@ -14,7 +14,7 @@ class Options(NamedTuple):
     skip: Skip = Skip()
     within: object = None  # max distance between first and last row in ``Rows.order`` units
     unmatched: bool = False  # WITH UNMATCHED ROWS
-    max_threads: int = 100_000
+    limits: Limits = Limits()
     lookahead: int = 0  # rows past the current one that DEFINE may read (NEXT of a variable)
 
 
@@ -46,13 +46,37 @@ class Matcher(ABC):
     def _run(self, out: list):
         """Match the rows available now; append the matches found to ``out``."""
 
+    @abstractmethod
+    def low_water(self) -> int:
+        """The first row the matcher may still read (rows before it can be forgotten)."""
+
+    @abstractmethod
+    def rebase(self, shift: int):
+        """The first ``shift`` rows were dropped: every row index held goes down by ``shift``."""
+
     def _limit(self) -> int:
         """Rows that may be processed now: DEFINE may look ``lookahead`` rows ahead."""
         return self.rows.size if self.finished else self.rows.size - self.options.lookahead
 
-    def _check_threads(self, threads):
-        if len(threads) > self.options.max_threads:
-            raise MatchRecognizeError(
-                f"more than {self.options.max_threads} simultaneous partial matches in one partition;"
-                " the pattern is too ambiguous for this data (tighten DEFINE, add WITHIN, or use a"
-                " stricter contiguity)")
+    def _check_threads(self, threads, row: int):
+        if len(threads) > self.options.limits.live_runs:
+            raise LimitExceeded(f"more than {self.options.limits.live_runs} partial matches alive at once; the "
+                                "pattern is too ambiguous for this data (tighten DEFINE, add WITHIN, or use a "
+                                "stricter contiguity)", LIMIT_CONFS["live_runs"], row)
+
+    def check_span(self, start: int, row: int):
+        """A run from ``start`` reading ``row`` stays within the rows one match may span."""
+        if row - start >= self.options.limits.match_rows:
+            raise LimitExceeded(f"a match (or a run that may become one) from row {start + self.rows.dropped + 1} "
+                                f"spans more than {self.options.limits.match_rows} rows",
+                                LIMIT_CONFS["match_rows"], row)
+
+
+def forget(matcher, lookback: int) -> int:
+    """Drop from ``matcher.rows`` the rows before its low water mark but ``lookback`` (those
+    PREV may still read); return how many were dropped (every row index goes down by it)."""
+    shift = max(0, min(matcher.low_water(), matcher.rows.size) - lookback)
+    if shift:
+        matcher.rows.rebase(shift)
+        matcher.rebase(shift)
+    return shift

@@ -111,6 +111,11 @@ class LazyDFA:
         self.symbols.clear()
         self.starts.clear()
 
+    def rebase(self, shift: int):
+        del self.symbols[:shift]
+        kept = bisect.bisect_left(self.starts, shift)
+        self.starts[:] = [s - shift for s in self.starts[kept:]]
+
     def sync(self):
         """Symbols and candidate starts of the rows appended since the last call (vectorized)."""
         have, size = len(self.symbols), self.rows.size
@@ -199,10 +204,24 @@ class DfaMatcher(StandardMatcher):
     def reset(self):
         super().reset()
         self.dfa.reset()
+        self.state_deadlines: dict = {}
+
+    def _deadline(self, state) -> int:
+        """The last row a DFA state can read and still accept from (complete partition)."""
+        found = self.state_deadlines.get(state)
+        if found is None:
+            if self.deadline is None:
+                self.deadline = self.machine.deadlines()
+            found = self.state_deadlines[state] = max(self.deadline[t] for t in state.threads)
+        return found
 
     def _run(self, out):
         self.dfa.sync()
         super()._run(out)
+
+    def rebase(self, shift: int):
+        super().rebase(shift)
+        self.dfa.rebase(shift)
 
     def _scan(self, out):
         """Decide starts with the DFA, from ``self.start`` on, in one tight loop."""
@@ -216,7 +235,7 @@ class DfaMatcher(StandardMatcher):
         start = self.start
         k = bisect.bisect_left(starts, start)
         while start < size:
-            state, accept_empty = initial0 if start == 0 else initial
+            state, accept_empty = initial0 if start + self.rows.dropped == 0 else initial
             if start > 0 and not accept_empty:
                 while k < len(starts) and starts[k] < start:
                     k += 1
@@ -229,7 +248,7 @@ class DfaMatcher(StandardMatcher):
                     if start >= limit:
                         break
             best = (start - 1, None, 0) if accept_empty else None
-            trail, row = [], start
+            trail, row, span_end = [], start, start + self.options.limits.match_rows
             while state is not None:
                 if row >= limit:
                     if finished and not state.waits_end:
@@ -238,6 +257,10 @@ class DfaMatcher(StandardMatcher):
                     return None if finished else False
                 if within and not in_window(start, row):
                     break
+                if finished and row > self._deadline(state):
+                    break  # no thread can find the rows it still needs
+                if row >= span_end:
+                    self.check_span(start, row)
                 sym = symbols[row]
                 state, accept, parents = state.moves.get(sym) or move(state, sym)
                 trail.append(parents)

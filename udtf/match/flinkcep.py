@@ -10,7 +10,7 @@ from ..plan import SkipMode
 from ..program import ACCEPT, Kind
 from ..rows import Match
 from .base import Matcher, Options
-from .vm import Machine
+from .vm import Machine, shifted
 
 
 class FlinkMatcher(Matcher):
@@ -22,6 +22,18 @@ class FlinkMatcher(Matcher):
         super().reset()
         self.threads: list = []  # (start, state, facts, chain) in run order
         self.pending: list = []  # accepts of the last row read, reported before the next
+
+    def low_water(self) -> int:
+        return min(min((t[0] for t in self.threads), default=self.pos),
+                   min((a[3] for a in self.pending), default=self.pos))
+
+    def rebase(self, shift: int):
+        table, memo = self.machine.table, {}
+        self.pos -= shift
+        self.threads = [(start - shift, s, table.shifted(f, shift), shifted(c, shift, memo))
+                        for start, s, f, c in self.threads]
+        self.pending = [(flag, index, order, start - shift, end - shift, shifted(c, shift, memo))
+                        for flag, index, order, start, end, c in self.pending]
 
     def _run(self, out):
         """Algorithm 2: all runs advance over each row in order (start, priority); every
@@ -40,6 +52,8 @@ class FlinkMatcher(Matcher):
             nxt: list = []
             accepts: list = []  # (start, end, chain)
             seen: set = set()
+            if threads:  # in run order: the first is the oldest
+                self.check_span(threads[0][0], row)
             for start, state, facts, chain in threads:
                 for target, new_facts, new_chain, stored in machine.moves(state, facts, chain, row):
                     # one run reading a row into the same state twice (through two of its epsilon
@@ -54,7 +68,7 @@ class FlinkMatcher(Matcher):
                             nxt.append((start, s, new_facts, new_chain))
                         elif stored:
                             accepts.append((False, len(nxt), 0, start, row, new_chain))
-            self._check_threads(nxt)
+            self._check_threads(nxt, row)
             self.threads, self.pending = nxt, accepts
             self.pos = row + 1
         if self.finished:
@@ -65,7 +79,7 @@ class FlinkMatcher(Matcher):
         """The threads of a run starting at ``row`` (its waits on ``row`` resolved)."""
         machine = self.machine
         threads: list = []
-        for s in machine.closure[row == 0][machine.start_state]:
+        for s in machine.closure[row + self.rows.dropped == 0][machine.start_state]:
             if s == ACCEPT:
                 continue  # a run stores at least one row
             if machine.holds[s] is None:

@@ -21,12 +21,12 @@ from ..rows import Match, Rows
 
 class MatchBlock:
     """Matches as arrays: ``starts``/``ends`` per match, ``rows``/``variables``/``owner`` per
-    matched row (owner = index of its match), in match order."""
+    matched row (owner = index of its match), in match order; numbered from ``first``."""
 
-    def __init__(self, starts, ends, rows, variables, owner):
+    def __init__(self, starts, ends, rows, variables, owner, first: int = 1):
         self.starts, self.ends = starts, ends
         self.rows, self.variables, self.owner = rows, variables, owner
-        self.numbers = np.arange(1, len(starts) + 1)
+        self.numbers = np.arange(first, first + len(starts))
 
     def __len__(self):
         return len(self.starts)
@@ -34,8 +34,9 @@ class MatchBlock:
     def matches(self) -> list:
         bounds = np.searchsorted(self.owner, np.arange(len(self.starts) + 1)).tolist()
         rows, variables = self.rows.tolist(), self.variables.tolist()
-        return [Match(k + 1, s, e, tuple((rows[i], variables[i], False) for i in range(bounds[k], bounds[k + 1])))
-                for k, (s, e) in enumerate(zip(self.starts.tolist(), self.ends.tolist()))]
+        return [Match(number, s, e, tuple((rows[i], variables[i], False) for i in range(bounds[k], bounds[k + 1])))
+                for k, (number, s, e) in enumerate(zip(self.numbers.tolist(), self.starts.tolist(),
+                                                       self.ends.tolist()))]
 
 
 def expand(items: list) -> list:
@@ -47,27 +48,36 @@ def expand(items: list) -> list:
 
 
 class RunMatcher:
-    """Matches a flat sequence (``program.SeqItem``s) over the masks of a complete partition."""
+    """Matches a flat sequence (``program.SeqItem``s) over masks."""
 
     def __init__(self, sequence: tuple, masks: list, skip: SkipMode):
         self.sequence = sequence
         self.masks = masks  # per element: mask name or None (TRUE)
         self.past_last = skip is SkipMode.PAST_LAST_ROW
 
-    def match(self, rows: Rows) -> MatchBlock | None:
-        """All matches of the partition in ``rows``, or None when the data needs backtracking."""
-        n = rows.size
-        masks = [np.frombuffer(rows.masks[name], dtype=np.uint8, count=n).astype(bool) if name else
-                 np.ones(n, dtype=bool) for name in self.masks]
+    def match(self, rows: Rows, start: int, final: bool):
+        """(starts, ends, takes, next start) of the matches from start rows ``start`` on that the
+        rows so far decide (all of them when ``final``: the partition is complete), in order;
+        None when the data needs backtracking.  A start is undecided while one of its runs
+        reaches the last row known (it might go on)."""
+        n = rows.size - start
+        masks = [np.frombuffer(rows.masks[name], dtype=np.uint8, count=n, offset=start).astype(bool) if name
+                 else np.ones(n, dtype=bool) for name in self.masks]
         last = len(self.sequence) - 1
         for i, item in enumerate(self.sequence[:-1]):
             if item.min != item.max and (masks[i] & masks[i + 1]).any():
                 return None
         position = np.arange(n)
         ok = np.ones(n, dtype=bool)
+        open_ = np.zeros(n, dtype=bool)
         takes = []
         for i, item in enumerate(self.sequence):
             run = _run_lengths(masks[i])[position]
+            reaches_end = ok & (position + run >= n)  # the run may go on past the rows known
+            if i == last and not item.greedy:
+                open_ |= reaches_end & (run < item.min)
+            else:
+                open_ |= reaches_end & (True if item.max is None else run < item.max)
             ok &= run >= item.min
             take = run if item.max is None else np.minimum(run, item.max)
             if i == last and not item.greedy:
@@ -75,40 +85,74 @@ class RunMatcher:
             take = np.where(ok, take, 0)
             takes.append(take)
             position = np.minimum(position + take, n)
-        starts = np.flatnonzero(ok)
-        ends = position[starts] - 1
-        if self.past_last and len(starts):
-            chosen = _chain(starts, ends, n)
-            starts, ends = starts[chosen], ends[chosen]
+        if final:
+            open_[:] = False
+        first_open = int(np.argmax(open_)) if open_.any() else n
+        if self.past_last:
+            starts, ends = _chain(ok & ~open_, open_, position - 1, n)
+        else:
+            starts = np.flatnonzero(ok[:first_open])
+            ends = position[starts] - 1
+        after = (ends[-1] + 1 if self.past_last and len(starts) else 0)
+        following = first_open if not self.past_last else \
+            (int(np.argmax(open_[after:])) + after if open_[after:].any() else n)
         takes = np.stack([t[starts] for t in takes], axis=1) if len(starts) else np.zeros((0, last + 1), int)
+        return starts + start, ends + start, takes, following + start
+
+    def block(self, starts, ends, takes, first: int) -> MatchBlock:
         lengths = takes.reshape(-1)
         variables = np.repeat(np.tile([item.var for item in self.sequence], len(starts)), lengths)
         owner = np.repeat(np.arange(len(starts)), takes.sum(axis=1))
         offsets = np.concatenate([[0], np.cumsum(takes.sum(axis=1))[:-1]]) if len(starts) else np.zeros(0, int)
         rows_ = starts[owner] + (np.arange(len(owner)) - offsets[owner])
-        return MatchBlock(starts, ends, rows_, variables, owner)
+        return MatchBlock(starts, ends, rows_, variables, owner, first)
 
 
 class RunsMatcher:
-    """Matches a whole partition at ``finish`` with a ``RunMatcher``, or, when its data needs
-    backtracking, with ``fallback`` (which has not been fed before)."""
+    """Matches a flat sequence with a ``RunMatcher`` as rows arrive, a ``MatchBlock`` per feed;
+    when the data needs backtracking, ``fallback`` takes over from the first undecided start."""
 
     def __init__(self, runs: RunMatcher, fallback):
         self.runs = runs
         self.fallback = fallback
         self.rows = fallback.rows
+        self.reset()
 
     def reset(self):
         self.fallback.reset()
+        self.start = 0  # the first start row not decided yet
+        self.number = 0  # matches reported in the partition
+        self.delegated = False
 
     def feed(self, count: int = 0) -> list:
-        return []
+        return self._match(final=False)
 
     def finish(self) -> list:
-        block = self.runs.match(self.rows)
-        if block is None:
-            return self.fallback.finish()
-        return [block] if len(block) else []
+        return self._match(final=True)
+
+    def _match(self, final: bool) -> list:
+        if not self.delegated:
+            found = self.runs.match(self.rows, self.start, final)
+            if found is not None:
+                starts, ends, takes, self.start = found
+                if len(starts):
+                    k = int(np.argmax(ends - starts))
+                    self.fallback.check_span(int(starts[k]), int(ends[k]))
+                if self.start < self.rows.size:  # undecided: its runs reach the last row
+                    self.fallback.check_span(self.start, self.rows.size - 1)
+                block = self.runs.block(starts, ends, takes, self.number + 1)
+                self.number += len(block)
+                return [block] if len(block) else []
+            self.delegated = True
+            self.fallback.resume(self.start, self.number)
+        return self.fallback.finish() if final else self.fallback.feed()
+
+    def low_water(self) -> int:
+        return self.fallback.low_water() if self.delegated else self.start
+
+    def rebase(self, shift: int):
+        self.start -= shift
+        self.fallback.rebase(shift)
 
 
 def _run_lengths(mask: np.ndarray) -> np.ndarray:
@@ -119,12 +163,18 @@ def _run_lengths(mask: np.ndarray) -> np.ndarray:
     return np.append(following - np.arange(n), 0)
 
 
-def _chain(starts: np.ndarray, ends: np.ndarray, n: int) -> list:
-    """Indexes of the matches kept by SKIP PAST LAST ROW: each next one starts after the last."""
-    first_from = np.searchsorted(starts, np.arange(n + 1))  # first match starting at >= p
-    following = first_from[np.minimum(ends + 1, n)].tolist()  # the match after each one
-    chosen, k, count = [], int(first_from[0]), len(starts)
-    while k < count:
-        chosen.append(k)
-        k = following[k]
-    return chosen
+def _chain(matched: np.ndarray, open_: np.ndarray, ends: np.ndarray, n: int):
+    """(starts, ends) of the matches SKIP PAST LAST ROW keeps, from the first row on: each next
+    one starts after the last; the walk stops at the first undecided start it reaches."""
+    stop = matched | open_
+    candidates = np.flatnonzero(stop)
+    first_from = np.searchsorted(candidates, np.arange(n + 1))  # first candidate at or after p
+    chosen, k = [], int(first_from[0])
+    while k < len(candidates):
+        p = int(candidates[k])
+        if open_[p]:
+            break
+        chosen.append(p)
+        k = int(first_from[min(int(ends[p]) + 1, n)])
+    chosen = np.array(chosen, dtype=np.int64)
+    return chosen, ends[chosen] if len(chosen) else np.zeros(0, dtype=np.int64)

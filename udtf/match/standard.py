@@ -8,11 +8,11 @@ follows the AFTER MATCH SKIP clause.
 """
 from __future__ import annotations
 
-from ..errors import MatchRecognizeError
-from ..plan import SkipMode
+from ..errors import LimitExceeded, MatchRecognizeError
+from ..plan import LIMIT_CONFS, SkipMode
 from ..rows import Match
 from .base import Matcher, Options
-from .vm import Machine
+from .vm import Machine, shifted
 
 
 class StandardMatcher(Matcher):
@@ -26,6 +26,24 @@ class StandardMatcher(Matcher):
         self.threads: list = []  # its live threads
         self.best = None  # (end, chain) of its preferred accepting thread so far
         self.covered = -1  # last row that belongs to a reported match
+        self.deadline = None  # per state, once the partition is complete (Machine.deadlines)
+
+    def resume(self, start: int, matches: int):
+        """Take over a partition at start row ``start`` after ``matches`` matches."""
+        self.start, self.pos, self.match_number = start, start, matches
+        self.covered = start - 1
+
+    def low_water(self) -> int:
+        return self.start
+
+    def rebase(self, shift: int):
+        self.start -= shift
+        self.pos -= shift
+        self.covered -= shift
+        table, memo = self.machine.table, {}
+        self.threads = [(s, table.shifted(f, shift), shifted(c, shift, memo)) for s, f, c in self.threads]
+        if self.best is not None:
+            self.best = (self.best[0] - shift, shifted(self.best[1], shift, memo))
 
     # ---- one start after the other -----------------------------------------------------
     def _run(self, out):
@@ -49,12 +67,18 @@ class StandardMatcher(Matcher):
                     self._close(self.threads, row)
                     self.threads = []
                     break
+                self.check_span(self.start, row)
+                self.steps += len(self.threads)
+                if self.steps > self.options.limits.steps_per_start:
+                    raise LimitExceeded(f"more than {self.options.limits.steps_per_start} run steps from start "
+                                        f"row {self.start + self.rows.dropped + 1}",
+                                        LIMIT_CONFS["steps_per_start"], row)
                 nxt, seen = [], set()
                 for thread in self.threads:
                     if self._step(thread, row, nxt, seen):
                         break
-                self._check_threads(nxt)
-                self.threads = nxt
+                self._check_threads(nxt, row)
+                self.threads = self._viable(nxt, row + 1)
                 self.pos = row + 1
             best, self.best = self.best, None
             if best is None:
@@ -68,12 +92,24 @@ class StandardMatcher(Matcher):
         return None
 
     def _begin(self, start: int):
+        self.steps = 0  # run steps spent on this start row
         self.machine.table.match_number = self.match_number + 1  # MATCH_NUMBER() in DEFINE
         self.best = None
         self.threads = []
         self.pos = start
-        self.machine.add(self.machine.start_state, self.machine.initial_facts, None, start == 0, self.threads,
+        self.machine.add(self.machine.start_state, self.machine.initial_facts, None, start + self.rows.dropped == 0, self.threads,
                          set(), lambda f, c: self._record(c, start - 1))
+        self.threads = self._viable(self.threads, start)
+
+    def _viable(self, threads, pos):
+        """``threads`` without those that can no longer accept from row ``pos`` on (known once
+        the partition is complete)."""
+        if not self.finished:
+            return threads
+        if self.deadline is None:
+            self.deadline = self.machine.deadlines()
+        deadline = self.deadline
+        return [t for t in threads if deadline[t[0]] >= pos]
 
     def _record(self, chain, end) -> bool:
         self.best = (end, chain)
@@ -143,3 +179,4 @@ class StandardMatcher(Matcher):
                 f"AFTER MATCH SKIP {skip.mode.value} {skip.name} failed: cannot skip to first row of match",
                 *skip.at)
         return target
+

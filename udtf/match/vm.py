@@ -7,7 +7,9 @@ buffer), so forking a run is O(1).  Epsilon closures are precomputed per state (
 """
 from __future__ import annotations
 
-from ..program import ACCEPT, WAITS, Kind, Program, closures
+import numpy as np
+
+from ..program import ACCEPT, WAITS, Kind, Program, closures, required
 from ..plan import Semantics
 from .conditions import Conditions
 
@@ -33,6 +35,19 @@ class Machine:
                       if state.kind in WAITS else None for state in program.states]
         exits = semantics is Semantics.STANDARD
         self.closure = (closures(program, False, exits), closures(program, True, exits))
+        self.need = required(program)
+        # a variable's necessary row-level condition: its mask (None: any row may do)
+        self.masks = {v: c.mask for v, c in conditions.define.items() if c.mask is not None}
+
+    def deadlines(self) -> list:
+        """Per state, the last row a run in it can still read and accept from, once the whole
+        partition is in ``rows``: every variable the state needs must find a row whose mask
+        holds at or after the run's next row (the linear-time cut of runs that cannot end)."""
+        n, last = self.rows.size, {}
+        for v, name in self.masks.items():
+            hits = np.flatnonzero(np.frombuffer(self.rows.masks[name], dtype=np.uint8, count=n))
+            last[v] = int(hits[-1]) if len(hits) else -1
+        return [min((last[v] for v in need if v in last), default=n) for need in self.need]
 
     def add(self, state, facts, chain, at_start, out, seen, accept) -> bool:
         """Add the epsilon closure of ``state`` to ``out``; ``accept(facts, chain)`` returns True
@@ -80,7 +95,7 @@ class Machine:
                 return False
         position = self.rows.size if row is None else row
         local: list = []
-        cut = self.add(target, facts, chain, position == 0, local, None, accept)
+        cut = self.add(target, facts, chain, position + self.rows.dropped == 0, local, None, accept)
         visited = visited | {state}
         for s, f, c in local:
             if self.holds[s] is None:
@@ -105,3 +120,16 @@ class Machine:
             chain = chain[3]
         rows.reverse()
         return tuple(rows)
+
+
+def shifted(chain, shift: int, memo: dict):
+    """A capture chain with its row indexes moved down by ``shift``; chains sharing a tail
+    (``memo``: id of an old link -> its new one) still share it."""
+    pending = []
+    while chain is not None and id(chain) not in memo:
+        pending.append(chain)
+        chain = chain[3]
+    new = memo[id(chain)] if chain is not None else None
+    for link in reversed(pending):
+        new = memo[id(link)] = (link[0] - shift, link[1], link[2], new)
+    return new
