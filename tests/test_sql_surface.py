@@ -69,6 +69,9 @@ CASES = [
     # leaves ties unspecified and returns the first here; docs/sql.md)
     ("min_by and max_by ties", query("min_by(t, s) AS a, max_by(t, s) AS b, min_by(s, p) AS c", p="A+", d="A AS true"),
      [("a", 3, 5, "y"), ("b", 1, 2, "q")]),
+    # Trino's names: arbitrary is Spark's any_value (the first row's value), approx_distinct
+    ("Trino's aggregate names", query("arbitrary(A.p) AS a, arbitrary(s) AS f, approx_distinct(B.s) AS d"),
+     [("a", 10, "x", 2)]),
     ("CLASSIFIER navigation in DEFINE", query("COUNT(*) AS n", p="(A | B)+",
                                                d="A AS PREV(CLASSIFIER()) IS NULL OR PREV(CLASSIFIER()) = 'B', "
                                                  "B AS PREV(CLASSIFIER()) = 'A'"),
