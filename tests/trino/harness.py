@@ -7,7 +7,7 @@
 * :class:`TrinoEngine` runs the queries as separate statements on a few concurrent connections.
 * :func:`compare` normalizes values (numbers -> Decimal, dates/timestamps -> ISO text, booleans
   tagged) and compares the result rows as multisets, plus the column names.  Both engines
-  raising counts as agreement.
+  raising counts as agreement; a Trino timeout is not compared.
 * :func:`minimize` shrinks a disagreeing (query, table) pair to a small repro.
 
 CLI (a campaign): ``python tests/trino/harness.py [--queries N] [--seed S] [--extended]``
