@@ -495,7 +495,11 @@ class _Planner:
             if isinstance(n, exp.Column):
                 return exp.Star()
             return n
-        return node.copy().transform(stand_in)
+        sql = node.copy()
+        for n in sql.find_all(exp.Anonymous):
+            if n.name.lower() in rules.ALIASES:  # Trino's name
+                n.set("this", rules.ALIASES[n.name.lower()])
+        return sql.transform(stand_in)
 
     def add_atom(self, atom: MeasureAtom) -> exp.Column:
         for k, existing in enumerate(self.plan.atoms):

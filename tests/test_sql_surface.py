@@ -59,6 +59,22 @@ CASES = [
     ("MATCH_NUMBER in DEFINE", query("COUNT(*) AS n, MATCH_NUMBER() AS mn", p="A B*",
                                      d="B AS p < PREV(p) AND MATCH_NUMBER() <= 1"),
      [("a", 1, 2), ("a", 1, 3), ("a", 1, 4), ("a", 3, 1), ("b", 1, 1), ("b", 1, 2)]),
+    # conditions over CLASSIFIER() and MATCH_NUMBER() only (no column): no mask, evaluated per run
+    ("CLASSIFIER and MATCH_NUMBER alone in DEFINE", query("COUNT(*) AS n, MATCH_NUMBER() AS mn", p="A B",
+                                                          d="A AS MATCH_NUMBER() <= 2, B AS CLASSIFIER() = 'B'"),
+     [("a", 2, 1), ("a", 2, 2), ("b", 2, 1)]),
+    ("CLASSIFIER of another variable in DEFINE", query("COUNT(*) AS n", p="A B?", d="B AS CLASSIFIER() <> 'B'"),
+     [("a", 1)] * 6 + [("b", 1)] * 2),
+    # ties: the last row in match order, as Spark's min_by / max_by over rows in that order (Trino
+    # leaves ties unspecified and returns the first here; docs/sql.md)
+    ("min_by and max_by ties", query("min_by(t, s) AS a, max_by(t, s) AS b, min_by(s, p) AS c", p="A+", d="A AS true"),
+     [("a", 3, 5, "y"), ("b", 1, 2, "q")]),
+    # Trino's names: arbitrary is Spark's any_value (the first row's value), approx_distinct
+    ("Trino's aggregate names", query("arbitrary(A.p) AS a, arbitrary(s) AS f, approx_distinct(B.s) AS d"),
+     [("a", 10, "x", 2)]),
+    # (Trino refuses approx_distinct in DEFINE: 'does not support copying'; docs/sql.md)
+    ("approx_count_distinct in DEFINE", query("COUNT(*) AS n", p="A+", d="A AS approx_count_distinct(A.s) <= 2"),
+     [("a", 4), ("a", 2), ("b", 2)]),
     ("CLASSIFIER navigation in DEFINE", query("COUNT(*) AS n", p="(A | B)+",
                                                d="A AS PREV(CLASSIFIER()) IS NULL OR PREV(CLASSIFIER()) = 'B', "
                                                  "B AS PREV(CLASSIFIER()) = 'A'"),

@@ -37,7 +37,10 @@ def matcher(program: Program, conditions: Conditions, options: Options):
     sequence = program.sequence
     if sequence and not machine.stateful and options.within is None and not options.unmatched and \
             options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW) and \
-            all(item.var not in conditions.until for item in sequence):
+            all(item.var not in conditions.until for item in sequence) and \
+            all(getattr(conditions.define.get(item.var), "expr", None) is None for item in sequence):
+        # (a condition over no match state but CLASSIFIER() or MATCH_NUMBER() has an expression
+        # and no mask: the VM evaluates it)
         run_masks = [getattr(conditions.define.get(item.var), "mask", None) for item in sequence]
         return RunsMatcher(RunMatcher(sequence, run_masks, options.skip.mode), vm)
     return vm
