@@ -141,7 +141,9 @@ def _nullable(expr) -> bool:
     if isinstance(expr, ir.Lit):
         return expr.value is None
     if isinstance(expr, ir.Cast):
-        return expr.safe or _nullable(expr.arg)
+        steps = (expr.source, *expr.chain)
+        return expr.safe or _nullable(expr.arg) or not all(_never_null_cast(SqlType.parse(a), SqlType.parse(b))
+                                                           for a, b in zip(steps, steps[1:]))
     if not isinstance(expr, ir.Call):
         return True
     fn, args = expr.fn, expr.args
@@ -157,6 +159,11 @@ def _nullable(expr) -> bool:
     if fn == "if":
         return len(args) < 3 or _nullable(args[1]) or _nullable(args[2])
     return any(_nullable(a) for a in args)
+
+
+def _never_null_cast(source: SqlType, target: SqlType) -> bool:
+    """Casts that never make a NULL of a value (others may: Spark's ``Cast.forceNullable``)."""
+    return source == target or source.is_integral and (target.is_integral or target.is_floating)
 
 
 # ---- ReorderAssociativeOperator ----------------------------------------------------------

@@ -198,6 +198,7 @@ SPARK_RULES = [
     # NullPropagation: a NULL operand of a null-intolerant call; never-NULL IS NULL
     ("null_literal_operand", True, "(A.x / 0 + NULL) IS NULL", MATCHES),
     ("not_nullable_is_not_null", True, "(CASE WHEN A.x / 0 = 1 THEN 1 ELSE 2 END) IS NOT NULL", MATCHES),
+    ("cast_may_be_null", False, "CAST(coalesce(CAST(A.y AS STRING), 'x') AS INT) IS NULL", MATCHES),
     # BooleanSimplification, SimplifyConditionals, ReorderAssociativeOperator
     ("and_false", True, "(A.x / 0 = 1 AND false) IS NOT NULL", MATCHES),
     ("if_same_branches", True, "IF(A.x / 0 = 1, 1, 1) = 1", MATCHES),
