@@ -29,6 +29,7 @@ from udtf.program import Program
 from .analyze import Analysis, analysis_column, error
 from .catalog import Field
 from .interval import within_micros
+from .optimize import optimize
 from .parse import position, to_spark_sql
 from .plan import Plan
 from .typecheck import boolean, typed
@@ -106,7 +107,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
     aggregates = {f.name: f for f in aggregate_fields}
     define = tuple(_condition(c, types, ansi, analysis, "DEFINE") for c in plan.define)
     until = tuple(_condition(c, types, ansi, analysis, "UNTIL") for c in plan.until)
-    atoms = tuple(Atom(typed(a.atom.expr, types, ansi), a.atom.final) for a in plan.atoms)
+    atoms = tuple(Atom(optimize(typed(a.atom.expr, types, ansi), ansi), a.atom.final) for a in plan.atoms)
     one_row = analysis.rows is RowsMode.ONE
     carry = partition if one_row else [f.name for f in input_fields]
     output = [fields[name]._replace(name=name) for name in carry]
@@ -150,7 +151,7 @@ def _condition(condition: Condition, types: dict, ansi: bool, analysis: Analysis
     if condition.expr is None:
         return condition
     name = analysis.var_names[condition.var]
-    expr = typed(condition.expr, types, ansi)
+    expr = optimize(typed(condition.expr, types, ansi), ansi)
     definition = analysis.definitions[name]
     node = definition.condition if clause == "DEFINE" else definition.until
     return condition._replace(expr=boolean(expr, f"{clause} {name}", position(node) or (None, None)))

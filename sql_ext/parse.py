@@ -542,8 +542,29 @@ def _typed_literal(parser, literal, data_type):
     return cast
 
 
+def _as_written(name: str, arities: tuple, otherwise=None):
+    """A builder keeping Spark's function ``name`` as an ``exp.Anonymous`` call for the
+    argument counts ``arities`` (sqlglot's Spark parser normalises ``log10(x)`` to
+    ``LOG(10, x)``, ``date_add(d, n)`` to ``TS_OR_DS_ADD``, ``date_sub(d, n)`` to
+    ``date_add(d, n * -1)``: other Spark functions, with other types, errors or ulps);
+    other counts go to sqlglot's own builder ``otherwise``."""
+    def build(args):
+        if len(args) in arities or otherwise is None:
+            return exp.Anonymous(this=name, expressions=args)
+        return otherwise(args)
+    return build
+
+
 class SparkCepParser(SparkParser):
-    """Spark parser plus MATCH_RECOGNIZE as a table-factor suffix."""
+    """Spark parser plus MATCH_RECOGNIZE as a table-factor suffix; Spark functions that
+    sqlglot would rewrite into others are kept as written (``_as_written``)."""
+
+    FUNCTIONS = {
+        **SparkParser.FUNCTIONS,
+        "LOG10": _as_written("LOG10", (1,)),
+        **{name: _as_written(name, (2,), SparkParser.FUNCTIONS[name])
+           for name in ("DATE_ADD", "DATEADD", "DATE_SUB", "DATEDIFF", "DATE_DIFF")},
+    }
 
     TYPE_LITERAL_PARSERS = {
         **SparkParser.TYPE_LITERAL_PARSERS,

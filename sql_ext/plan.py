@@ -44,9 +44,10 @@ _OPERATORS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "
               exp.Nullif: "nullif", exp.Greatest: "greatest", exp.Least: "least", exp.Abs: "abs",
               exp.Round: "round", exp.Floor: "floor", exp.Ceil: "ceil", exp.Sqrt: "sqrt", exp.Exp: "exp",
               exp.Ln: "ln", exp.Pow: "pow", exp.Sign: "sign", exp.Concat: "concat", exp.Length: "length",
-              exp.Upper: "upper", exp.Lower: "lower", exp.Substring: "substring", exp.Trim: "trim",
-              exp.DateDiff: "datediff"}
-_FUNCTIONS = {"bround", "pmod", "positive", "ltrim", "rtrim", "date_add", "date_sub", "log10"}
+              exp.Upper: "upper", exp.Lower: "lower", exp.Substring: "substring", exp.Trim: "trim"}
+# Spark functions the parser keeps as written (``exp.Anonymous``) that the engine evaluates
+_FUNCTIONS = {"bround", "pmod", "positive", "ltrim", "rtrim", "date_add", "dateadd", "date_sub", "datediff",
+              "date_diff", "log10"}
 
 
 @dataclass(frozen=True)
@@ -278,7 +279,10 @@ class _Planner:
             mask = self.plan.derived_mask(comparisons)
         elif row_parts:
             cond = row_parts[0][0] if len(row_parts) == 1 else exp.and_(*(spark for spark, _ in row_parts))
-            mask = self.plan.column_for(exp.Coalesce(this=exp.paren(cond), expressions=[exp.false()]),
+            # AND TRUE: Spark checks that the condition is boolean, folds its failing constants as
+            # it would in the condition alone (not under a conditional such as COALESCE), and the
+            # UDTF reads NULL as false
+            mask = self.plan.column_for(exp.And(this=exp.paren(cond), expression=exp.true()),
                                         origin=row_parts[0][1] if len(row_parts) == 1 else node)
         state = None
         for part in state_parts:
@@ -305,14 +309,12 @@ class _Planner:
         """Engine expression (untyped) for a DEFINE sub-expression that reads the match state."""
         spark = self.row_level(node)
         if spark is not None:
-            if isinstance(spark, exp.Literal):
-                return _literal(spark)
-            if isinstance(spark, exp.Boolean):
-                return ir.Lit(spark.this, "boolean")
-            if isinstance(spark, exp.Null):
-                return ir.Lit(None, "void")
-            return ir.Col(self.plan.value_column(spark, node), None)
-        at = position(node) or (None, None)
+            lit = _literal(spark)
+            if lit is not None:
+                return lit
+            if not _constant(spark):
+                return ir.Col(self.plan.value_column(spark, node), None)
+        # match state, or a constant the engine evaluates as lazily as Spark (``optimize``)
         if isinstance(node, (exp.Paren, Running)):
             return self.state(node.this)
         if isinstance(node, MatchNumber):
@@ -370,15 +372,13 @@ class _Planner:
     def row_expr(self, node):
         """An aggregate's argument at one of its rows: Spark computes it when it reads only that
         row's columns; CLASSIFIER() (the row's own variable) and MATCH_NUMBER() are the engine's."""
-        if not _has_match_state(node):
-            spark = self.argument_column(node)
-            if isinstance(spark, exp.Literal):
-                return _literal(spark)
-            if isinstance(spark, exp.Null):
-                return ir.Lit(None, "void")
-            if isinstance(spark, exp.Boolean):
-                return ir.Lit(spark.this, "boolean")
-            return ir.Col(self.plan.value_column(spark, node), None)
+        spark = None if _has_match_state(node) else self.argument_column(node)
+        if spark is not None:
+            lit = _literal(spark)
+            if lit is not None:
+                return lit
+            if not _constant(spark):
+                return ir.Col(self.plan.value_column(spark, node), None)
         if isinstance(node, exp.Paren):
             return self.row_expr(node.this)
         if isinstance(node, Classifier):
@@ -390,39 +390,25 @@ class _Planner:
     def operator(self, node, child):
         """A Spark operator or function over match state, with ``child`` planning operands."""
         at = position(node) or (None, None)
-        call = lambda fn, *args: ir.Call(fn, tuple(child(a) for a in args), (), None, at)
-        name = _OPERATORS.get(type(node))
-        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-            return call("is_null", node.this)
-        if isinstance(node, exp.Not) and isinstance(node.this, exp.Is) and isinstance(node.this.expression, exp.Null):
-            return call("is_not_null", node.this.this)
         if isinstance(node, (exp.Cast, exp.TryCast)):
             # sqlglot reads Spark's CAST as a TryCast; only TRY_CAST sets "safe"
-            target = node.to.sql(dialect="spark").lower().replace(" ", "")
-            return ir.Cast(child(node.this), None, (target,), at, bool(node.args.get("safe")))
-        if isinstance(node, exp.In) and node.expressions and not node.args.get("query"):
-            return call("in", node.this, *node.expressions)
-        if isinstance(node, exp.Between):
-            return call("between", node.this, node.args["low"], node.args["high"])
-        if isinstance(node, exp.Case) and node.this is None:
-            parts = [p for branch in node.args.get("ifs") or [] for p in (branch.this, branch.args["true"])]
+            return ir.Cast(child(node.this), None, (_cast_target(node),), at, bool(node.args.get("safe")))
+        if isinstance(node, exp.Case) and node.this is not None:
+            # CASE v WHEN w THEN r ...: Spark's parser makes it CASE WHEN v = w THEN r ...
+            value = node.this
+            parts = [p for branch in node.args["ifs"] for p in (
+                ir.Call("=", (child(value), child(branch.this)), (), None, position(branch.this) or at),
+                child(branch.args["true"]))]
             default = node.args.get("default")
-            return call("case", *parts, *([default] if default is not None else []))
-        if isinstance(node, exp.If):
-            false = node.args.get("false")
-            return call("if", node.this, node.args["true"], *([false] if false is not None else []))
-        if isinstance(node, exp.Log) and node.expression is None:
-            return call("ln", node.this)
-        if name is not None:
-            operands = [node.this, node.expression] if isinstance(node, exp.Binary) else \
-                [v for k, v in node.args.items() if isinstance(v, exp.Expression)] + list(node.expressions)
-            return call(name, *[o for o in operands if o is not None])
-        if isinstance(node, exp.Anonymous) and node.name.lower() in _FUNCTIONS:
-            return call(node.name.lower(), *node.expressions)
-        raise error(f"{rules.construct(node)} over match state (aggregates, FIRST/LAST, CLASSIFIER or variable "
-                    "columns) is not supported; the engine evaluates Spark's operators, comparisons, "
-                    "CASE, IF, COALESCE, NULLIF, IN, BETWEEN, CAST and the arithmetic, rounding, string "
-                    "and date functions of docs/spark-semantics.md", node)
+            return ir.Call("case", tuple(parts) + ((child(default),) if default is not None else ()), (), None, at)
+        call = _call(node)
+        if call is None:
+            raise error(f"{rules.construct(node)} over match state (aggregates, FIRST/LAST, CLASSIFIER or "
+                        "variable columns) is not supported; the engine evaluates Spark's operators, "
+                        "comparisons, CASE, IF, COALESCE, NULLIF, IN, BETWEEN, CAST and the arithmetic, "
+                        "rounding, string and date functions of docs/spark-semantics.md", node)
+        fn, operands = call
+        return ir.Call(fn, tuple(child(o) for o in operands), (), None, at)
 
     # ---- MEASURES -----------------------------------------------------------------------
     def measure(self, node, final: bool = False):
@@ -562,10 +548,76 @@ def _has_match_state(node) -> bool:
                for n in node.walk(bfs=False, prune=lambda n: isinstance(n, (exp.Subquery, exp.Select))))
 
 
-def _literal(node: exp.Literal) -> ir.Lit:
-    """A SQL literal with Spark's type (``0.1`` is decimal(1,1), ``1e3`` double ...)."""
+def _literal(node) -> ir.Lit | None:
+    """``node`` as a literal with Spark's type, if Spark's grammar reads it as one: ``0.1`` is
+    decimal(1,1), ``1e3`` double, ``-1`` INT and ``-1.5`` decimal(2,1) (a leading minus belongs
+    to a numeric literal), ``10Y`` TINYINT ...; else None."""
+    if isinstance(node, exp.Boolean):
+        return ir.Lit(node.this, "boolean")
+    if isinstance(node, exp.Null):
+        return ir.Lit(None, "void")
+    sign = ""
+    if isinstance(node, exp.Neg) and isinstance(node.this, (exp.Literal, exp.TryCast)):
+        sign, node = "-", node.this
+    if isinstance(node, exp.TryCast) and node.args.get("_type") is not None and isinstance(node.this, exp.Literal):
+        suffix = {"BIGINT": "L", "TINYINT": "Y", "SMALLINT": "S", "DOUBLE": "D", "FLOAT": "F"}.get(
+            node.to.this.name, "BD" if node.to.is_type("decimal") else None)
+        return None if suffix is None else _typed(literal(sign + node.this.name + suffix))
+    if not isinstance(node, exp.Literal):
+        return None
     if node.is_string:
-        return ir.Lit(node.name, "string")
-    typed = literal(node.name)
+        return None if sign else ir.Lit(node.name, "string")
+    return _typed(literal(sign + node.name))
+
+
+def _typed(typed) -> ir.Lit:
     value = typed.value
     return ir.Lit(str(value) if typed.type.is_decimal else value, str(typed.type))
+
+
+def _cast_target(node: exp.Cast) -> str:
+    return node.to.sql(dialect="spark").lower().replace(" ", "")
+
+
+def _call(node) -> tuple | None:
+    """(Spark function name, operands) of an operator or function call the engine evaluates."""
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+        return "is_null", [node.this]
+    if isinstance(node, exp.Not) and isinstance(node.this, exp.Is) and isinstance(node.this.expression, exp.Null):
+        return "is_not_null", [node.this.this]
+    if isinstance(node, exp.In) and node.expressions and not node.args.get("query"):
+        return "in", [node.this, *node.expressions]
+    if isinstance(node, exp.Between):
+        return "between", [node.this, node.args["low"], node.args["high"]]
+    if isinstance(node, exp.Case) and node.this is None:
+        default = node.args.get("default")
+        return "case", [p for branch in node.args.get("ifs") or [] for p in (branch.this, branch.args["true"])] + \
+            ([default] if default is not None else [])
+    if isinstance(node, exp.If):
+        false = node.args.get("false")
+        return "if", [node.this, node.args["true"], *([false] if false is not None else [])]
+    if isinstance(node, exp.Log):
+        return ("ln", [node.this]) if node.expression is None else ("logarithm", [node.this, node.expression])
+    name = _OPERATORS.get(type(node))
+    if name is not None:
+        operands = [node.this, node.expression] if isinstance(node, exp.Binary) else \
+            [v for v in node.args.values() if isinstance(v, exp.Expression)] + list(node.expressions)
+        return name, [o for o in operands if o is not None]
+    if isinstance(node, exp.Anonymous) and node.name.lower() in _FUNCTIONS:
+        return node.name.lower(), list(node.expressions)
+    return None
+
+
+def _constant(node) -> bool:
+    """Is ``node`` built of literals, casts and calls the engine evaluates (no column, window,
+    subquery or other function)?  The engine then evaluates it, lazily where Spark does."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if _literal(node) is not None:
+        return True
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        return _constant(node.this)
+    if isinstance(node, exp.Case) and node.this is not None:
+        return all(_constant(n) for n in [node.this, *node.args["ifs"], node.args.get("default")] if n is not None)
+    call = _call(node)
+    return call is not None and all(_constant(o) for o in call[1])

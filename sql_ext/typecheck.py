@@ -43,9 +43,15 @@ def boolean(expr, what: str, at):
     return expr
 
 
-def _call(expr: ir.Call, types: dict, ansi: bool) -> ir.Call:
+def _call(expr: ir.Call, types: dict, ansi: bool):
     args = [typed(a, types, ansi) for a in expr.args]
     arg_types = [SqlType.parse(ir.type_of(a)) for a in args]
+    reduced = _integral_vs_decimal_literal(expr, args, arg_types)
+    if reduced is not None:
+        if isinstance(reduced, ir.Lit):
+            return reduced
+        expr, args = reduced
+        arg_types = [SqlType.parse(ir.type_of(a)) for a in args]
     described = [Literal(t, ir.literal_value(a.value, a.type)) if isinstance(a, ir.Lit) else t
                  for a, t in zip(args, arg_types)]
     try:
@@ -55,6 +61,34 @@ def _call(expr: ir.Call, types: dict, ansi: bool) -> ir.Call:
     args = [_cast(a, t, chain, expr.at) for a, t, chain in zip(args, arg_types, signature.casts(arg_types))]
     return expr._replace(args=tuple(args), arg_types=tuple(str(t) for t in signature.args),
                          type=str(signature.result))
+
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _integral_vs_decimal_literal(expr: ir.Call, args: list, arg_types: list):
+    """Spark's strength reduction of ``integral_expr <op> decimal_literal`` (DecimalPrecision):
+    a literal beyond the BIGINT range makes the comparison a constant (the integral side is not
+    evaluated), any other is replaced by its floor or ceiling as a BIGINT literal.  Returns None
+    (no reduction), the constant ``Lit``, or (the call, its arguments) with the new literal."""
+    if expr.fn not in _FLIPPED or len(args) != 2:
+        return None
+    for side in (0, 1):
+        lit, other = args[1 - side], arg_types[side]
+        if isinstance(lit, ir.Lit) and lit.value is not None and arg_types[1 - side].is_decimal and \
+                other.is_integral:
+            break
+    else:
+        return None
+    op = expr.fn if side == 0 else _FLIPPED[expr.fn]  # as ``integral op literal``
+    value = ir.literal_value(lit.value, lit.type)
+    if value < _LONG_MIN or value > _LONG_MAX:
+        return ir.Lit((value < _LONG_MIN) == (op in (">", ">=")), "boolean")
+    bound = int(value.to_integral_value(rounding="ROUND_FLOOR" if op in (">", "<=") else "ROUND_CEILING"))
+    args = list(args)
+    args[1 - side] = ir.Lit(bound, "bigint")
+    return expr, args
 
 
 def _aggregate(expr: ir.Agg, types: dict, ansi: bool) -> ir.Agg:

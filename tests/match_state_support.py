@@ -179,23 +179,15 @@ LITERALS = [lit for lit in S.LITERALS if "MONTH" not in lit] + [
     "-2147483648", "-9223372036854775808", "1.0E-7", "-0.0", "'  12  '", "'9223372036854775808'",
     "TIMESTAMP_NTZ'2020-01-01 10:00:00'", "2.5", "-1"]
 TRANSCENDENTAL = ("exp(", "ln(", "log10(", "power(")
-
-
-# functions the planner refuses over match state (KNOWN "log10", "date_functions"): the batches
-# avoid them (each refusal costs a rewrite of the batch); the xfail tests pin them
-REFUSED_FUNCTIONS = frozenset({"log10", "date_add", "date_sub", "datediff"})
 FUNCS = {**S.FUNCS, "pmod": (2,)}
 
 
 class Gen(S.Gen):
-    """``spark_semantics_support.Gen`` over the given columns and ``LITERALS``, plus ``pmod``;
-    ``avoid``: function names never generated (and no negative ``round`` scale when it is
-    non-empty, KNOWN "negative_literal")."""
+    """``spark_semantics_support.Gen`` over the given columns and ``LITERALS``, plus ``pmod``."""
 
-    def __init__(self, rng: random.Random, columns: dict, avoid=REFUSED_FUNCTIONS):
+    def __init__(self, rng: random.Random, columns: dict):
         super().__init__(rng)
-        self.avoid = frozenset(avoid)
-        self.funcs = {f: n for f, n in FUNCS.items() if f not in self.avoid}
+        self.funcs = FUNCS
         self.columns = columns
         self.names = list(columns)
 
@@ -227,7 +219,7 @@ class Gen(S.Gen):
             if None in args:
                 continue
             if f in ("round", "bround") and n == 2:
-                args[1] = S.Node("lit", text=r.choice(["0", "1", "2", "3"] + ([] if self.avoid else ["-1"])))
+                args[1] = S.Node("lit", text=r.choice(["0", "1", "2", "3", "-1"]))
             node = S.Node(f, args, text=r.choice(S.CAST_TARGETS + ["timestamp_ntz"]) if "cast" in f else "")
             try:
                 compile_node(node, ansi, self.columns)
@@ -300,35 +292,14 @@ def outcome(compiled: S.Compiled, row: tuple):
         return ("error", f"CRASH {type(e).__name__}: {e}")
 
 
-def constant_parts(node: S.Node) -> list:
-    """The maximal column-free sub-expressions of ``node`` that are not bare literals: the
-    planner has Spark precompute them as input columns, on every row."""
-    if not has_column(node):
-        return [] if node.fn == "lit" else [node]
-    return [part for a in node.args for part in constant_parts(a)]
-
-
-def eager_error(node: S.Node, ansi: bool) -> str | None:
-    """The error class a precomputed column-free part of ``node`` raises (on every row), if any."""
-    for part in constant_parts(node):
-        try:
-            compiled = compile_node(part, ansi, {})
-        except (SparkAnalysisError, NotImplementedError):
-            continue
-        result = outcome(compiled, ())
-        if result[0] == "error":
-            return result[1]
-    return None
-
-
-_BRANCHES = {"if": 1, "case": 1, "coalesce": 1, "nvl": 1}  # fn -> index of its first lazy branch
+_CONDITIONAL = {"if", "case", "coalesce", "nvl", "nullif"}
 
 
 def fold_error(node: S.Node, ansi: bool, columns: dict, branch: bool = False) -> str | None:
     """The error Spark raises while *optimizing* E, whatever the row: ConstantFolding evaluates
     every column-free part -- a literal's implicit cast too -- and fails the query unless the
-    part is inside a lazy branch of IF / CASE / COALESCE (``ConstantFolding`` tags and skips a
-    failing branch)."""
+    part is inside a conditional (IF / CASE / COALESCE / NULLIF: ``ConstantFolding`` tags a
+    failing part there and leaves it to run lazily)."""
     if node.fn in ("col", "lit"):
         return None
     if not has_column(node):
@@ -339,7 +310,7 @@ def fold_error(node: S.Node, ansi: bool, columns: dict, branch: bool = False) ->
         except (SparkAnalysisError, NotImplementedError):
             return None
         return result[1] if result[0] == "error" else None
-    lazy_from = _BRANCHES.get(node.fn, len(node.args))
+    lazy_from = 0 if node.fn in _CONDITIONAL else len(node.args)
     if node.fn not in ("cast", "try_cast"):
         try:
             kids = [compile_node(a, ansi, columns) for a in node.args]
@@ -359,54 +330,17 @@ def fold_error(node: S.Node, ansi: bool, columns: dict, branch: bool = False) ->
     return None
 
 
-def decimal_literal_reduction(node: S.Node, ansi: bool, columns: dict) -> bool:
-    """Does ``node`` compare an integral expression with a decimal literal beyond the bigint range
-    (``int_col < 99999999999999999999.99``)?  Spark's analyzer (DecimalPrecision's strength
-    reduction) replaces such a comparison by TRUE / FALSE, also when the integral side is NULL."""
-    if node.fn in ("<", "<=", ">", ">=") and len(node.args) == 2:
-        for a, b in (node.args, node.args[::-1]):
-            if a.fn == "lit" and b.fn != "lit":
-                lit = literal_value(a.text)
-                if lit.type.is_decimal and lit.value is not None and not -(1 << 63) <= lit.value < (1 << 63):
-                    try:
-                        if compile_node(b, ansi, columns).type.is_integral:
-                            return True
-                    except Exception:  # noqa: BLE001
-                        pass
-    return any(decimal_literal_reduction(a, ansi, columns) for a in node.args)
-
-
 # ---- known product gaps -------------------------------------------------------------------
 
 KNOWN = {
-    "eager": "a column-free part of a match-state expression (e.g. `1/0`, `CAST('x' AS INT)`) is precomputed "
-             "by Spark on every row, so its error is raised even where Spark's lazy CASE/IF/COALESCE/AND/OR "
-             "or a NULL operand would never evaluate it",
-    "literal_cast": "an implicit cast of a literal that fails (ANSI `A.x + 'abc'`, `'9223372036854775808' DIV A.y`) "
-                    "is raised by Spark while it optimizes the query (ConstantFolding), whatever the row; the "
-                    "engine casts the literal at run time only where it evaluates it (not after a NULL operand, "
-                    "a NULL divisor, a decided AND/OR, ...)",
-    "decimal_literal_reduction": "Spark's analyzer (DecimalPrecision.integralAndDecimalLiteral) turns "
-                                 "`integral_expr < decimal literal beyond the bigint range` into TRUE / FALSE, "
-                                 "also for a NULL integral side; the engine gives NULL",
     "java_to_string": "CAST(float/double AS STRING) prints the shortest digits; Java 17's Float/Double.toString "
                       "does not for subnormals and some others (Float.MIN_NORMAL is 1.17549435E-38, "
                       "Double.MIN_VALUE 4.9E-324), docs/spark-semantics.md known gaps; the value pools leave them out",
-    "constant_analysis": "a Spark analysis error inside a column-free part of a match-state expression "
-                         "surfaces as Spark's AnalysisException about the generated SQL (`__mr_c0`), not as a "
-                         "MatchRecognizeError at the user's line:column",
-    "transcendental": "exp/ln/log10/power use Python's libm; Java's Math can differ by an ulp "
+    "constant_analysis": "a Spark analysis error inside a column-free part of a match-state expression that the "
+                         "engine does not evaluate itself surfaces as Spark's AnalysisException about the generated "
+                         "SQL (`__mr_c0`), not as a MatchRecognizeError at the user's line:column",
+    "transcendental": "exp/ln/log10/power use Python's libm; Java's StrictMath (fdlibm) can differ by an ulp "
                       "(docs/spark-semantics.md, known gaps)",
-    "log10": "log10(x) over match state is refused: sqlglot reads it as LOG(10, x), which the planner does not map",
-    "date_functions": "date_add / date_sub / datediff over match state are refused: sqlglot wraps them as "
-                      "TS_OR_DS_ADD / TS_OR_DS_TO_DATE, which the planner does not map",
-    "negative_literal": "a negative numeric literal (`-1`) in a match-state expression is planned as a precomputed "
-                        "column, not a literal: round(x, -1) / bround(x, -1) are refused (NON_FOLDABLE_INPUT), and "
-                        "next to a decimal it is typed as an INT column (decimal(10,0)), not by its digits "
-                        "(decimal(1,0)), so `-1 / A.d` has another type, scale and value than Spark's",
-    "null_literal": "a NULL literal operand makes Spark's optimizer (NullPropagation) replace the call by NULL before "
-                    "it runs, so the other operands' errors never happen; the engine evaluates them (`x / 0 + NULL`, "
-                    "`NULL || x / 0` raise DIVIDE_BY_ZERO)",
     "spark_internal": "Spark itself fails (INTERNAL_ERROR in its optimizer) on the PREV(...) side of the "
                       "comparison: not sparkcep's bug, the pair is not compared",
 }
@@ -581,11 +515,11 @@ def define_batch(spark, rng: random.Random, n_exprs: int, ansi: bool, report: Re
     if len(predicted_analysis) > max_analysis_checks:
         report.skip("analysis errors over the cap", len(predicted_analysis) - max_analysis_checks)
     # runtime: batch the (expression, row) pairs predicted not to raise; expressions with a part
-    # that raises on every row (Spark's constant folding, the engine's precomputed parts) and
-    # pairs predicted to raise are checked one query each, up to the caps
+    # that raises on every row (Spark's constant folding) and pairs predicted to raise are
+    # checked one query each, up to the caps
     batch, singles, special = [], [], []
     for case in typed_ok:
-        if fold_error(case.tree, ansi, table.columns) or eager_error(case.tree, ansi):
+        if fold_error(case.tree, ansi, table.columns):
             special.append(case)
             continue
         ok_rows = [r for r, o in enumerate(case.outcomes) if o[0] == "value"]
@@ -709,23 +643,9 @@ def _check_values(spark, table: Table, batch: list, ansi: bool, report: Report):
                 _value_mismatch(spark, table, case, r, ansi, report)
 
 
-# MatchRecognizeError messages of Spark functions the planner refuses over match state although
-# the semantics library has them (KNOWN keys)
-REFUSALS = {
-    "log10": re.compile(r"LOG over match state"),
-    "date_functions": re.compile(r"TS_OR_DS_(TO_DATE|ADD) over match state"),
-    "negative_literal": re.compile(r"NON_FOLDABLE_INPUT\] The scale of round must be an INT literal"),
-}
-
-
 def _engine_rejects(view, case, error, ansi, report):
     """The engine's analysis rejected ``case``, which Spark accepts."""
     repro = single_query(view, case, comparison(case))
-    for key, pattern in REFUSALS.items():
-        if pattern.search(str(error)):
-            report.add_known(key, f"{_mode(ansi)}: DEFINE B AS {case.engine_sql}: {error}")
-            report.skip(f"known gap {key!r}")
-            return
     report.mismatches.append((_mode(ansi), "analysis (engine only)", repro,
                               f"Spark types E = {case.plain_sql} as {case.spark_type}", f"ours: {error}"))
 
@@ -800,32 +720,15 @@ def _value_mismatch(spark, table, case, r, ansi, report):
                               f"{engine_value(spark, table, case, r)!r})"))
 
 
-_NEGATIVE_INTEGRAL = re.compile(r"-\d+$")
-
-
 def explain(spark, table, case, r, ansi, theirs, ours) -> str | None:
     """The KNOWN gap explaining that plain Spark gives ``theirs`` and the engine ``ours`` (an
     outcome: ('value', v) / ('error', class)), or None."""
-    tree, lits = case.tree, set(_literals(case.tree))
-    if theirs[0] == "value" and decimal_literal_reduction(tree, ansi, table.columns):
-        return "decimal_literal_reduction"
-    if theirs[0] == "value" and ours[0] == "error" and "NULL" in lits:
-        return "null_literal"
-    if any(_NEGATIVE_INTEGRAL.match(lit) for lit in lits):
-        return "negative_literal"
     if theirs[0] == "value" and ours[0] == "value":
         if _java_text_differs(spark, table, case, r, ansi):
             return "java_to_string"
         if any(t in case.plain_sql for t in TRANSCENDENTAL) and _close(theirs[1], ours[1]):
             return "transcendental"
     return None
-
-
-def _literals(node: S.Node):
-    if node.fn == "lit":
-        yield node.text
-    for a in node.args:
-        yield from _literals(a)
 
 
 def _subtrees(node: S.Node):
@@ -877,8 +780,11 @@ def java_digits_only(a, b, single: bool | None = None) -> bool:
 
 
 def _close(a, b) -> bool:
+    """Doubles within a few ulps, or strings that differ only in such doubles' digits."""
     if isinstance(a, float) and isinstance(b, float):
         return S.same(a, b, ulps=8)
+    if isinstance(a, str) and isinstance(b, str) and _NUMBER.sub("#", a) == _NUMBER.sub("#", b):
+        return all(S.same(float(x), float(y), ulps=8) for x, y in zip(_NUMBER.findall(a), _NUMBER.findall(b)))
     return False
 
 
@@ -888,8 +794,9 @@ def _check_pair(spark, table, case, r, ansi, report):
     view = table.grid(spark, [(case.eid, r)])
     if theirs[0] == "value":
         sql = single_query(view, case, comparison(case))
-    else:  # only the engine's side, so that the error is the engine's
-        sql = single_query(view, case, f"({case.engine_sql}) IS NULL")
+    else:  # only the engine's side, so that the error is the engine's; not ``E IS NULL``, which
+        # Spark's optimizer (and so the engine) makes a constant when E is never NULL
+        sql = single_query(view, case, f"CAST(({case.engine_sql}) AS STRING) = ''")
     report.queries += 1
     try:
         matched = bool(spark.sql(sql).collect())
@@ -909,18 +816,9 @@ def _check_pair(spark, table, case, r, ansi, report):
         report.runtime_errors += 1
         return
     detail = f"{table.describe(r)}; E = {case.plain_sql}; Spark: {theirs}; library predicts {case.outcomes[r]}"
-    eager = eager_error(case.tree, ansi)
-    if eager is not None and ours == ("error", eager):
-        report.add_known("eager", f"{_mode(ansi)}: {detail}; ours: {ours}; DEFINE B AS {case.engine_sql}")
-        return
-    fold = fold_error(case.tree, ansi, table.columns)
-    lazy = case.outcomes[r]
-    if fold is not None and theirs == ("error", fold) and (ours == lazy or lazy[0] == "value" and
-                                                              ours[0] in ("no error", "equal")):
-        report.add_known("literal_cast", f"{_mode(ansi)}: {detail}; ours: {ours}; DEFINE B AS {case.engine_sql}")
-        return
     if ours == ("differs",):
         return _value_mismatch(spark, table, case, r, ansi, report)
+    lazy = case.outcomes[r]
     known = explain(spark, table, case, r, ansi, theirs, ours if ours[0] == "error" else lazy)
     if known is not None:
         report.add_known(known, f"{_mode(ansi)}: {detail}; ours: {ours}; DEFINE B AS {case.engine_sql}")

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 import random
+import re
 
 import pytest
 
 from sql_support import analysis_error, at, mr_spark, rows, view  # noqa: F401  (fixture)
 from tests import match_state_support as M
-from udtf.errors import MatchRecognizeError
 
 CASES = int(os.environ.get("SPARKCEP_MATCH_STATE_CASES", "120"))
 SEED = int(os.environ.get("SPARKCEP_MATCH_STATE_SEED", "20261124"))
@@ -153,7 +153,7 @@ def test_type_errors_are_analysis_errors_at_line_column_without_a_job(reported, 
     assert error.line == line and column <= error.column <= column + len(expression), (str(error), line, column)
 
 
-# ---- known product gaps, pinned -------------------------------------------------------------
+# ---- what Spark's analyzer and optimizer decide (sql_ext/optimize.py, typecheck) -------------
 
 @pytest.fixture
 def gaps(ms):
@@ -171,63 +171,99 @@ def _define(spark, condition: str) -> list:
 
 
 def _outcome(spark, condition: str):
+    """("rows", rows) or ("error", Spark's [ERROR_CLASS]) of ``DEFINE B AS condition``."""
     try:
         return ("rows", _define(spark, condition))
-    except MatchRecognizeError as e:
-        return ("analysis", str(e))
     except Exception as e:  # noqa: BLE001
         return ("error", M.error_class(e))
 
 
-# (id, ANSI, the engine's condition over A.*, Spark's over PREV(...) (which matches: A = row 1,
-# B = row 2), KNOWN key); each a minimal repro of one gap
-KNOWN_GAPS = [
-    ("eager_constant_in_case", True, "CASE WHEN A.x > 100 THEN 1 / 0 ELSE 1 END = 1",
-     "CASE WHEN PREV(x) > 100 THEN 1 / 0 ELSE 1 END = 1", "eager"),
-    ("decimal_literal_reduction", True, "(A.y < 99999999999999999999.99) IS NOT NULL",
-     "(PREV(y) < 99999999999999999999.99) IS NOT NULL", "decimal_literal_reduction"),
-    ("negative_round_scale", True, "round(A.x, -1) = 10", "round(PREV(x), -1) = 10", "negative_literal"),
-    ("null_literal_operand", True, "(A.x / 0 + NULL) IS NULL", "(PREV(x) / 0 + NULL) IS NULL", "null_literal"),
-    ("log10", True, "log10(A.f) = 0", "log10(PREV(f)) = 0", "log10"),
-    ("log_base", True, "log(10, A.f) = 0", "log(10, PREV(f)) = 0", "log10"),
-    ("date_add", False, "date_add(A.dt, 1) IS NULL", "date_add(PREV(dt), 1) IS NULL", "date_functions"),
-    ("datediff", False, "datediff(A.dt, A.dt) IS NULL", "datediff(PREV(dt), PREV(dt)) IS NULL", "date_functions"),
-    ("simple_case", True, "CASE A.x WHEN 7 THEN true END", "CASE PREV(x) WHEN 7 THEN true END", None),
-    ("float_to_string_java17", True, "CAST(A.r AS STRING) = '1.17549435E-38'",
-     "CAST(PREV(r) AS STRING) = '1.17549435E-38'", "java_to_string"),
-    ("exp_ulp", True, "exp(A.f) = exp(PREV(f))", "exp(PREV(f)) = exp(PREV(f))", "transcendental"),
+def _spark_side(condition: str) -> str:
+    """The same condition over Spark's ``PREV(column)`` (a LAG window) instead of ``A.column``."""
+    return re.sub(r"\bA\.(\w+)", r"PREV(\1)", condition)
+
+
+MATCHES, DIVIDE_BY_ZERO = ("rows", [(1,)]), ("error", "DIVIDE_BY_ZERO")
+# (id, ANSI, condition over the row mapped to A (x = 7, y = NULL, d = 1.5, dt = NULL), outcome)
+SPARK_RULES = [
+    # ConstantFolding: a failing constant runs lazily inside CASE / IF / COALESCE / NULLIF ...
+    ("constant_in_case", True, "CASE WHEN A.x > 100 THEN 1 / 0 ELSE 1 END = 1", MATCHES),
+    ("constant_in_if", True, "IF(A.x > 100, CAST('x' AS INT), 1) = 1", MATCHES),
+    ("constant_in_coalesce", True, "coalesce(A.x IS NOT NULL, 1 / 0 = 1)", MATCHES),
+    ("constant_in_nullif", True, "nullif(A.y, 1 / 0) IS NULL", MATCHES),
+    # ... and fails the statement anywhere else, whatever the rows (an implicit cast too)
+    ("constant_outside_conditional", True, "(A.x > 0 OR 1 / 0 = 1)", DIVIDE_BY_ZERO),
+    ("literal_cast", True, "('9223372036854775808' DIV A.y) IS NULL", ("error", "CAST_INVALID_INPUT")),
+    ("literal_cast_after_null", True, "(A.y + 'abc') IS NULL", ("error", "CAST_INVALID_INPUT")),
+    # NullPropagation: a NULL operand of a null-intolerant call; never-NULL IS NULL
+    ("null_literal_operand", True, "(A.x / 0 + NULL) IS NULL", MATCHES),
+    ("not_nullable_is_not_null", True, "(CASE WHEN A.x / 0 = 1 THEN 1 ELSE 2 END) IS NOT NULL", MATCHES),
+    ("cast_may_be_null", False, "CAST(coalesce(CAST(A.y AS STRING), 'x') AS INT) IS NULL", MATCHES),
+    # BooleanSimplification, SimplifyConditionals, ReorderAssociativeOperator
+    ("and_false", True, "(A.x / 0 = 1 AND false) IS NOT NULL", MATCHES),
+    ("if_same_branches", True, "IF(A.x / 0 = 1, 1, 1) = 1", MATCHES),
+    ("case_values_all_null", True, "(CASE WHEN A.x / 0 = 1 THEN NULL END) IS NULL", MATCHES),
+    ("integral_constants_combined", True, "A.x + 2147483647 + -2147483647 = 7", MATCHES),
+    # DecimalPrecision: integral vs decimal literal, reduced to a BIGINT bound or a constant
+    ("decimal_literal_beyond_bigint", True, "(A.y < 99999999999999999999.99) IS NOT NULL", MATCHES),
+    ("decimal_literal_bound", True, "A.x > 6.5 AND A.x < 7.5 AND 6.5 < A.x", MATCHES),
+    # negative numeric literals are literals (typed by their digits)
+    ("negative_round_scale", True, "round(A.x, -1) = 10", MATCHES),
+    ("negative_decimal_literal", True, "CAST(-1.5 * A.d AS STRING) = '-2.250000'", MATCHES),
+    # Spark's functions as written: log10, log(base, x), date_add / date_sub / datediff
+    ("log10", True, "log10(A.f) = 0", MATCHES),
+    ("log_base", True, "log(10, A.f * 1000) = 2.9999999999999996", MATCHES),
+    ("date_add", False, "date_add(A.dt, 1) IS NULL", MATCHES),
+    ("date_sub", True, "date_sub(DATE'2020-03-01', A.x) = DATE'2020-02-23'", MATCHES),
+    ("datediff", False, "datediff(A.dt, A.dt) IS NULL", MATCHES),
+    ("datediff_strings", True, "datediff('2020-03-01', DATE'2020-02-23') = A.x", MATCHES),
+    # simple CASE: CASE v WHEN w is CASE WHEN v = w (Spark's comparison coercion)
+    ("simple_case", True, "CASE A.x WHEN 7 THEN true END", MATCHES),
+    ("simple_case_string", True, "CASE A.x WHEN '8' THEN false WHEN '7' THEN true ELSE false END", MATCHES),
+    ("simple_case_invalid", True, "CASE A.x WHEN 'seven' THEN true END", ("error", "CAST_INVALID_INPUT")),
 ]
-_SIMPLE_CASE = "CASE <value> WHEN ... over match state is refused (only the searched CASE WHEN is planned)"
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c[0]) for c in SPARK_RULES])
+def test_spark_rules_match_spark(gaps, case):
+    _, ansi, ours, want = case
+    ansi_mode(gaps, ansi)
+    assert _outcome(gaps, _spark_side(ours)) == want
+    assert _outcome(gaps, ours) == want
+
+
+def test_failing_constant_is_an_error_at_its_construct(gaps):
+    ansi_mode(gaps, True)
+    sql = """SELECT * FROM gaps MATCH_RECOGNIZE (
+        ORDER BY o MEASURES A.o AS a PATTERN (A B)
+        DEFINE B AS ('9223372036854775808' DIV A.y) IS NULL) AS m"""
+    error = analysis_error(gaps, sql)
+    assert "[CAST_INVALID_INPUT]" in str(error) and (error.line, error.column) == at(sql, "'9223")
+
+
+# ---- known product gaps, pinned -------------------------------------------------------------
+
+# (id, ANSI, the engine's condition over A.*, KNOWN key): Spark's (over PREV) matches
+KNOWN_GAPS = [
+    ("float_to_string_java17", True, "CAST(A.r AS STRING) = '1.17549435E-38'", "java_to_string"),
+    ("exp_ulp", True, "exp(A.f) = exp(PREV(f))", "transcendental"),
+]
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c[0]) for c in KNOWN_GAPS])
 def test_known_gap_spark_side(gaps, case):
     """What each pinned gap compares with: Spark's own condition matches (A = row 1, B = row 2)."""
-    _, ansi, _, theirs, _ = case
+    _, ansi, ours, _ = case
     ansi_mode(gaps, ansi)
-    assert _outcome(gaps, theirs) == ("rows", [(1,)])
+    assert _outcome(gaps, _spark_side(ours)) == MATCHES
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c[0], marks=pytest.mark.xfail(
-    strict=True, reason=M.KNOWN.get(c[4]) or _SIMPLE_CASE)) for c in KNOWN_GAPS])
+    strict=True, reason=M.KNOWN[c[3]])) for c in KNOWN_GAPS])
 def test_known_gap(gaps, case):
-    _, ansi, ours, _, _ = case
+    _, ansi, ours, _ = case
     ansi_mode(gaps, ansi)
-    assert _outcome(gaps, ours) == ("rows", [(1,)])
-
-
-def test_known_gap_literal_cast_spark_side(gaps):
-    ansi_mode(gaps, True)
-    with pytest.raises(Exception) as info:  # while optimizing, whatever the row (y is NULL)
-        gaps.sql("SELECT ('9223372036854775808' DIV y) IS NULL FROM "
-                 "(SELECT g.* FROM range(1) CROSS JOIN gaps g WHERE g.o = 1)").collect()
-    assert M.error_class(info.value) == "CAST_INVALID_INPUT"
-
-
-@pytest.mark.xfail(strict=True, reason=M.KNOWN["literal_cast"])
-def test_known_gap_literal_cast(gaps):
-    ansi_mode(gaps, True)
-    assert _outcome(gaps, "('9223372036854775808' DIV A.y) IS NULL") == ("error", "CAST_INVALID_INPUT")
+    assert _outcome(gaps, ours) == MATCHES
 
 
 def test_analysis_error_in_a_constant_part(gaps):

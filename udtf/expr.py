@@ -323,6 +323,15 @@ def compile_row(expr, table: FactTable):
     return _compile_common(expr, lambda e: compile_row(e, table), table.ansi)
 
 
+def compile_constant(expr, ansi: bool):
+    """``fn(ctx) -> value`` for an expression of ``Lit``, ``Cast`` and ``Call`` nodes only (a
+    constant; errors are ``MatchRecognizeError`` at the failing construct)."""
+    if isinstance(expr, Lit):
+        value = literal_value(expr.value, expr.type)
+        return lambda ctx: value
+    return _compile_common(expr, lambda e: compile_constant(e, ansi), ansi)
+
+
 def _compile_common(expr, compile_child, ansi: bool):
     if isinstance(expr, Cast):
         if expr.safe:

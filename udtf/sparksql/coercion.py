@@ -373,12 +373,13 @@ _ALIASES = {"==": "=", "!=": "<>", "mod": "%", "pmod": "pmod", "ceiling": "ceil"
             "char_length": "length", "character_length": "length", "ucase": "upper",
             "lcase": "lower", "||": "concat", "mean": "avg", "signum": "sign", "isnull": "is_null",
             "isnotnull": "is_not_null", "log": "ln", "-x": "negative", "+x": "positive",
-            "equal_null": "<=>", "day_add": "date_add"}
+            "equal_null": "<=>", "day_add": "date_add", "dateadd": "date_add",
+            "date_diff": "datediff"}
 
 FUNCTIONS = frozenset(_ARITH + _CMP + (
     "and", "or", "not", "negative", "positive", "is_null", "is_not_null", "in", "between",
     "case", "if", "coalesce", "nullif", "abs", "greatest", "least", "round", "bround", "floor",
-    "ceil", "sign", "sqrt", "exp", "ln", "log10", "pow", "concat", "length", "upper", "lower",
+    "ceil", "sign", "sqrt", "exp", "ln", "log10", "logarithm", "pow", "concat", "length", "upper", "lower",
     "substring", "trim", "ltrim", "rtrim", "date_add", "date_sub", "datediff", "pmod",
     "is_distinct_from", "is_not_distinct_from"))
 
@@ -826,7 +827,7 @@ def _numeric_unary(f, args, ansi):
 
 
 def _double_fn(f, args, ansi):
-    _arity(f, args, 2 if f == "pow" else 1)
+    _arity(f, args, 2 if f in ("pow", "logarithm") else 1)
     out = []
     for a in args:
         t = _t(a)
@@ -1011,7 +1012,7 @@ _HANDLERS = {
     "nullif": _nullif, "greatest": _greatest, "least": _greatest,
     "abs": _numeric_unary, "negative": _unary_arith, "positive": _unary_arith,
     "sqrt": _double_fn, "exp": _double_fn, "ln": _double_fn, "log10": _double_fn,
-    "pow": _double_fn, "sign": _sign, "round": _round, "bround": _round,
+    "logarithm": _double_fn, "pow": _double_fn, "sign": _sign, "round": _round, "bround": _round,
     "floor": _floor_ceil, "ceil": _floor_ceil, "concat": _concat,
     "length": _string_fn, "upper": _string_fn, "lower": _string_fn, "trim": _string_fn,
     "ltrim": _string_fn, "rtrim": _string_fn, "substring": _substring,

@@ -924,6 +924,11 @@ def _double_fn(f, types, result, ansi):
             return None
         return math.log10(x)
 
+    def logarithm(base, x):  # Spark's log(base, x): StrictMath.log(x) / StrictMath.log(base)
+        if base <= 0 or x <= 0:
+            return None
+        return math.log(x) / math.log(base)
+
     def pow_(a, b):
         if b != b:
             return math.nan
@@ -936,7 +941,8 @@ def _double_fn(f, types, result, ansi):
             return _INF if a > 0 or float(b).is_integer() and int(b) % 2 == 0 else -_INF
         except ValueError:
             return math.nan
-    return _strict({"sqrt": sqrt, "exp": exp, "ln": ln, "log10": log10, "pow": pow_}[f])
+    return _strict({"sqrt": sqrt, "exp": exp, "ln": ln, "log10": log10, "logarithm": logarithm,
+                    "pow": pow_}[f])
 
 
 def _sign_fn(f, types, result, ansi):
@@ -1079,7 +1085,7 @@ _BUILDERS = {
     "case": _case_fn, "if": _case_fn, "coalesce": _coalesce_fn, "nullif": _nullif_fn,
     "greatest": _greatest_fn, "least": _greatest_fn, "is_null": _is_null_fn,
     "is_not_null": _is_null_fn, "abs": _neg_abs, "negative": _neg_abs, "positive": _neg_abs,
-    "sqrt": _double_fn, "exp": _double_fn, "ln": _double_fn, "log10": _double_fn,
+    "sqrt": _double_fn, "exp": _double_fn, "ln": _double_fn, "log10": _double_fn, "logarithm": _double_fn,
     "pow": _double_fn, "sign": _sign_fn, "round": _round_fn, "bround": _round_fn,
     "floor": _floor_ceil_fn, "ceil": _floor_ceil_fn, "concat": _concat_fn,
     "length": _string_fn, "upper": _string_fn, "lower": _string_fn, "trim": _string_fn,
