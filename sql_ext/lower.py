@@ -48,7 +48,8 @@ class Lowered(NamedTuple):
     plan: EnginePlan
     output: tuple  # Fields of the UDTF's output
     text: str  # Spark SQL replacing the clause, its input and its alias
-    source: str  # the UDTF call in it: the relation the measures are computed over
+    source: str  # the UDTF call in it (streaming: the view): the relation the measures are computed over
+    shipped: tuple  # the columns of the precomputed input the engine reads, partition keys first
 
 
 def quote(name: str) -> str:
@@ -99,7 +100,9 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
           computed_fields: tuple, aggregate_fields: tuple, computed: str, alias: str, ansi: bool,
           limits: Limits = Limits()) -> Lowered:
     """``computed``: the text of ``computed_query``; ``alias``: the clause's own alias text;
-    ``ansi``: spark.sql.ansi.enabled; ``limits``: the engine's bounds (Spark confs)."""
+    ``ansi``: spark.sql.ansi.enabled; ``limits``: the engine's bounds (Spark confs).  A
+    streaming plan (``plan.streaming``) reads the view ``stream_view(name)`` in place of the
+    UDTF call, and ships the ORDER BY columns too."""
     clause = analysis.clause
     partition = [analysis_column(analysis, c) for c in clause.partition_by]
     fields = {f.name: f for f in computed_fields}
@@ -139,12 +142,21 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         within=window.length if window else None, lookahead=plan.lookahead,
         atoms=atoms, output=tuple(outputs), limits=limits, ansi=ansi)
     output = tuple(output)
-    shipped = _shipped(engine_plan, fields, clause)
-    digest = hashlib.sha1((engine_plan.to_json() + json.dumps(output)).encode()).hexdigest()
+    order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
+    shipped = _shipped(engine_plan, fields, clause, order)
+    digest = hashlib.sha1((engine_plan.to_json() + json.dumps(output) + (json.dumps(shipped) if plan.streaming else "")).encode()).hexdigest()
     name = f"sparkcep_mr_{digest[:16]}"
-    source = _call(plan, name, partition, clause, analysis, computed, shipped)
+    if plan.streaming:
+        source = quote(stream_view(name))
+    else:
+        source = _call(plan, name, partition, clause, analysis, computed, shipped)
     text = _replacement(analysis, plan, partition, input_fields, source) + alias
-    return Lowered(name, engine_plan, output, text, source)
+    return Lowered(name, engine_plan, output, text, source, tuple(shipped))
+
+
+def stream_view(name: str) -> str:
+    """The temporary view holding the streaming output of the UDTF ``name`` would compute."""
+    return f"{name}_stream"
 
 
 def _condition(condition: Condition, types: dict, ansi: bool, analysis: Analysis, clause: str) -> Condition:
@@ -161,13 +173,14 @@ def _condition(condition: Condition, types: dict, ansi: bool, analysis: Analysis
 _NO_ARROW = re.compile(r"interval( year| month|$)")
 
 
-def _shipped(plan: EnginePlan, types: dict, clause) -> list:
+def _shipped(plan: EnginePlan, types: dict, clause, order: list) -> list:
     """The columns the UDTF reads, in a fixed order: partition keys, masks, the columns derived
-    masks compare, values, the WITHIN key and the columns output rows carry or take."""
+    masks compare, values, the WITHIN key, the columns output rows carry or take, and
+    ``order``."""
     names = [*plan.partition, *plan.masks,
              *(side.column for mask in plan.derived for c in mask.comparisons for side in (c.left, c.right)),
              *(v.name for v in plan.values), *([plan.order_key] if plan.order_key else []),
-             *(o.column for o in plan.output if o.column is not None)]
+             *(o.column for o in plan.output if o.column is not None), *order]
     shipped = list(dict.fromkeys(names))
     for name in shipped:
         if _NO_ARROW.match(types[name].type):

@@ -76,6 +76,7 @@ class Plan:
     measures: list = field(default_factory=list)  # (name, Spark expression over atom columns)
     lookahead: int = 0
     prefix: str = "__mr"  # of the columns the rewrite adds: no input column starts with it
+    streaming: bool = False  # no window functions on a stream: the engine evaluates PREV / NEXT
 
     def atom_name(self, k: int) -> str:
         return f"{self.prefix}_a{k}"
@@ -112,10 +113,11 @@ class Plan:
         return name
 
 
-def plan(analysis: Analysis, column_types: dict | None = None) -> Plan:
-    """``column_types``: Spark type (simpleString) of each input column, when known."""
+def plan(analysis: Analysis, column_types: dict | None = None, streaming: bool = False) -> Plan:
+    """``column_types``: Spark type (simpleString) of each input column, when known;
+    ``streaming``: for a streaming input (every precomputed column reads only its own row)."""
     clause = analysis.clause
-    result = Plan(analysis, column_types or {}, prefix=_prefix(analysis.input_columns))
+    result = Plan(analysis, column_types or {}, prefix=_prefix(analysis.input_columns), streaming=streaming)
     for definition in clause.definitions:
         rules.check(definition.condition, analysis, define=True)
         if definition.until is not None:
@@ -191,7 +193,7 @@ class _Planner:
                     return None
             return exp.column(analysis_column(self.analysis, node), quoted=True)
         if isinstance(node, (Prev, Next)):
-            if self.defining is None or _has_match_state(node.this):
+            if self.defining is None or self.plan.streaming or _has_match_state(node.this):
                 return None
             qualifier = self.labels(node.this)
             if qualifier is not None and not self.current_row_in(qualifier):

@@ -72,7 +72,8 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     schema = lambda sql: catalog.schema(ctes + sql)
     input_fields = _checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
     analysis = analyze(clause, [f.name for f in input_fields])
-    planned = plan(analysis, {f.name: f.type for f in input_fields})
+    streaming = getattr(catalog, "streaming", False)
+    planned = plan(analysis, {f.name: f.type for f in input_fields}, streaming=streaming)
     window = lower.within(analysis, planned, input_fields)
     computed = lower.computed_query(planned, input_text)
     computed_fields = _checked(schema, computed, lambda: _culprit(
@@ -84,7 +85,10 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         clause))
     lowered = lower.lower(analysis, planned, window, input_fields, computed_fields, aggregate_fields,
                           computed, alias, catalog.ansi(), catalog.limits())
-    catalog.register(lowered.name, lowered.plan, lowered.output)
+    if streaming:
+        catalog.register_stream(lowered, analysis, ctes + computed, computed_fields)
+    else:
+        catalog.register(lowered.name, lowered.plan, lowered.output)
     measures = [m.this for m in clause.measures]
     _checked(schema, f"SELECT * FROM {lowered.text}", lambda: _culprit(
         schema, ((f"SELECT {to_spark_sql(e)} FROM {lowered.source}", node)

@@ -82,6 +82,14 @@ class PartitionRunner:
         """Has the current partition any rows (some may have been released)?"""
         return self.rows.size + self.rows.dropped > 0
 
+    def advance(self):
+        """Yield what the matcher decides from the rows it has (streaming: after its
+        ``horizon`` moved, with no new row)."""
+        self.pending += self._located(self.matcher.feed)
+        out = self._flush()
+        if out is not None:
+            yield out
+
     def _segments(self, batch: pa.RecordBatch):
         """(lo, hi, starts_new_partition) runs of equal partition keys within the batch."""
         n = batch.num_rows
@@ -160,12 +168,17 @@ class PartitionRunner:
     def _close_partition(self):
         self.pending += self._located(self.matcher.finish)
         out = self._flush()
-        self.batches = []
-        self.history = {}
-        self.rows.clear()
-        self.matcher.reset()
+        self.reset()
         if out is not None:
             yield out
+
+    def reset(self):
+        """Forget the current partition (its rows, history and matcher state)."""
+        self.batches = []
+        self.history = {}
+        self.pending = []
+        self.rows.clear()
+        self.matcher.reset()
 
     # ---- output ----------------------------------------------------------------------
     def _flush(self):

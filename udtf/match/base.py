@@ -32,6 +32,9 @@ class Matcher(ABC):
         self.match_number = 0
         self.finished = False
         self.pos = 0  # next row to read
+        # streaming (``udtf.stream``): every row still to come lies past this ``Rows.order`` value
+        # (the watermark), so a WITHIN window it closes is decided without waiting for a row
+        self.horizon = None
 
     def feed(self, count: int = 0) -> list:
         out: list = []
@@ -53,6 +56,16 @@ class Matcher(ABC):
     @abstractmethod
     def rebase(self, shift: int):
         """The first ``shift`` rows were dropped: every row index held goes down by ``shift``."""
+
+    def closed(self, start: int) -> bool:
+        """Has the WITHIN window of a match starting at ``start`` closed before the rows still
+        to come (``horizon``), with every row present read?  Deciding it then is what the next
+        row, lying beyond the window, would decide; its contents are never read."""
+        limit = self.options.within
+        if limit is None or self.horizon is None or self.finished or self.pos < self.rows.size:
+            return False
+        first = self.rows.order[start]
+        return first is None or self.horizon - first >= limit
 
     def _limit(self) -> int:
         """Rows that may be processed now: DEFINE may look ``lookahead`` rows ahead."""

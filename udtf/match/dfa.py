@@ -253,6 +253,9 @@ class DfaMatcher(StandardMatcher):
                 if row >= limit:
                     if finished and not state.waits_end:
                         break  # the partition ended: the live threads can never accept
+                    self.pos = row
+                    if self.closed(start):
+                        break  # no row to come lies in the window
                     self.start = start
                     return None if finished else False
                 if within and not in_window(start, row):

@@ -22,6 +22,7 @@ class FlinkMatcher(Matcher):
         super().reset()
         self.threads: list = []  # (start, state, facts, chain) in run order
         self.pending: list = []  # accepts of the last row read, reported before the next
+        self.quiet = (0, 0)  # (row, match number) when last no run was live nor pending
 
     def low_water(self) -> int:
         return min(min((t[0] for t in self.threads), default=self.pos),
@@ -30,6 +31,7 @@ class FlinkMatcher(Matcher):
     def rebase(self, shift: int):
         table, memo = self.machine.table, {}
         self.pos -= shift
+        self.quiet = (self.quiet[0] - shift, self.quiet[1])
         self.threads = [(start - shift, s, table.shifted(f, shift), shifted(c, shift, memo))
                         for start, s, f, c in self.threads]
         self.pending = [(flag, index, order, start - shift, end - shift, shifted(c, shift, memo))
@@ -48,6 +50,8 @@ class FlinkMatcher(Matcher):
             threads = self._report(*self._release(row), out)
             if within:
                 threads = [t for t in threads if machine.within(t[0], row)]
+            if not threads:
+                self.quiet = (row, self.match_number)
             threads += [(row, s, f, c) for s, f, c in self._starting(row)]
             nxt: list = []
             accepts: list = []  # (start, end, chain)
@@ -74,6 +78,22 @@ class FlinkMatcher(Matcher):
         if self.finished:
             self._report(*self._release(None), out)
             self.threads, self.pending = [], []
+        elif self.horizon is not None:
+            self._flush(out)
+
+    def _flush(self, out):
+        """Streaming: report now what the next row would report, when it cannot change that:
+        no run waits on that row within its WITHIN window (see ``Matcher.closed``).  Runs whose
+        window closed end, as that row would end them."""
+        machine = self.machine
+        if self.pos < self.rows.size or any(
+                machine.holds[t[1]] is not None and not self.closed(t[0]) for t in self.threads):
+            return
+        ready, accepts = self._release(self.rows.size, expired=self.closed)
+        self.threads = [t for t in self._report(ready, accepts, out) if not self.closed(t[0])]
+        self.pending = []
+        if not self.threads:
+            self.quiet = (self.pos, self.match_number)
 
     def _starting(self, row) -> list:
         """The threads of a run starting at ``row`` (its waits on ``row`` resolved)."""
@@ -88,21 +108,25 @@ class FlinkMatcher(Matcher):
                 machine.release(s, machine.initial_facts, None, row, threads, lambda f, c: False)
         return threads
 
-    def _release(self, row):
+    def _release(self, row, expired=None):
         """(runs ready to read ``row``, accepts to report now): held runs are resolved against
-        ``row`` (None: the partition end); their accepts join the pending ones in run order."""
+        ``row`` (None: the partition end); their accepts join the pending ones in run order.
+        ``expired(start)``: is ``row`` beyond the window of a run from ``start`` (default: by
+        the WITHIN key of ``row``)."""
         machine = self.machine
         ready: list = []
         accepts = list(self.pending)
         within = self.options.within is not None
+        if expired is None:
+            expired = lambda start: within and row is not None and not machine.within(start, row)
         for index, (start, state, facts, chain) in enumerate(self.threads):
             if machine.holds[state] is None:
                 ready.append((start, state, facts, chain))
                 continue
             released: list = []
             found: list = []
-            expired = within and row is not None and not machine.within(start, row)
-            machine.release(state, facts, chain, row, released, lambda f, c: found.append(c) or False, expired)
+            machine.release(state, facts, chain, row, released, lambda f, c: found.append(c) or False,
+                            expired(start))
             if found and chain is not None:
                 # a window close confirms after the matches the rows before it completed
                 accepts.append((machine.holds[state][0] is Kind.EXPIRE, index, 1, start, chain[0], found[0]))

@@ -59,7 +59,11 @@ class StandardMatcher(Matcher):
                 row = self.pos
                 if row >= self._limit():
                     if not self.finished:
-                        return
+                        if not self.closed(self.start):
+                            return
+                        self._close(self.threads, row)  # as a row beyond the window would
+                        self.threads = []
+                        break
                     self._close(self.threads)
                     self.threads = []
                     break

@@ -1,0 +1,112 @@
+"""``stream(spark, sql)``: a MATCH_RECOGNIZE query over a streaming input, as a streaming
+DataFrame - the same SQL text as in batch.
+
+The rewrite runs as for a batch query, with two differences (``StreamCatalog``): the planner
+keeps PREV / NEXT in the engine (a stream has no window functions), and in place of the UDTF
+call the clause reads a temporary view::
+
+    SELECT <shipped columns, encoded for pandas (udtf.transport)>
+    FROM (SELECT *, <row-level precomputed columns> FROM <input>)
+    GROUP BY <PARTITION BY>  -> transformWithStateInPandas(udtf.stream.MatchRecognizeProcessor,
+                                                          Append, EventTime)
+    -> decoded into the UDTF's output columns
+
+so the rest of the user's statement (the SELECT around the clause) runs on it unchanged.  The
+input's first ORDER BY key must be its event-time column (``withWatermark``), ascending.
+"""
+from __future__ import annotations
+
+import json
+
+from udtf.errors import MatchRecognizeError
+from udtf.stream import Column, MatchRecognizeProcessor, OrderKey, StreamSpec, lookback
+from udtf.transport import Transport, decode_sql, encode_sql, transport
+
+from .analyze import Analysis, analysis_column, error
+from .catalog import SparkCatalog
+from .lower import Lowered, quote, stream_view
+
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
+_DEFAULT_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+_WATERMARK = "spark.watermarkDelayMs"  # column metadata Spark sets on the event-time column
+
+
+def stream(spark, sql: str, args=None):
+    """The streaming DataFrame of the query ``sql``: one SELECT statement whose MATCH_RECOGNIZE
+    reads a streaming relation (a temporary view of a streaming DataFrame, for one) with a
+    watermark on its first ORDER BY column.  Write it with ``writeStream`` in append mode.
+
+    The session's state store provider becomes RocksDB when it is Spark's default (the
+    ``transformWithState`` operator requires it)."""
+    from . import session
+    from .parse import find_match_recognize, parse, statement_spans
+    from .rewrite import rewrite_sql
+
+    if len(statement_spans(sql)) != 1:
+        raise MatchRecognizeError("stream() takes one SELECT statement")
+    trees = parse(sql)
+    clauses = [c for tree in trees for c in find_match_recognize(tree)]
+    if len(clauses) != 1:
+        raise MatchRecognizeError("stream() takes a statement with exactly one MATCH_RECOGNIZE"
+                                  + (f"; this one has {len(clauses)}" if clauses else ""))
+    provider = spark.conf.get(_PROVIDER, _DEFAULT_PROVIDER)
+    if provider == _DEFAULT_PROVIDER:
+        spark.conf.set(_PROVIDER, ROCKSDB)
+    elif provider != ROCKSDB:
+        raise MatchRecognizeError(f"streaming MATCH_RECOGNIZE needs {_PROVIDER}={ROCKSDB} "
+                                  f"(transformWithState requires it); the session has {provider}")
+    session._ship(spark)
+    rewritten, _ = rewrite_sql(sql, StreamCatalog(spark, session.named_args(args)))
+    return spark.sql(rewritten, session.named_args(args))
+
+
+class StreamCatalog(SparkCatalog):
+    """The catalog of a streaming rewrite: the clause's output is a ``transformWithState``
+    view (``register_stream``), not a UDTF call."""
+
+    streaming = True
+
+    def register_stream(self, lowered: Lowered, analysis: Analysis, computed: str, computed_fields: tuple):
+        """Create the view ``stream_view(lowered.name)`` running ``lowered`` over the streaming
+        query ``computed`` (whose columns are ``computed_fields``)."""
+        clause = analysis.clause
+        source = self.run(computed, self.args)
+        if not source.isStreaming:
+            raise error("stream(): the input of MATCH_RECOGNIZE is not a streaming relation (use "
+                        "spark.sql for a batch input)", clause.input)
+        first = clause.order[0]
+        event_time = analysis_column(analysis, first.this)
+        field = source.schema[event_time]
+        if _WATERMARK not in field.metadata or first.args.get("desc"):
+            raise error(f"a streaming MATCH_RECOGNIZE orders by event time first: {event_time} must be the "
+                        "input's watermark column (DataFrame.withWatermark), ascending", first)
+        types = {f.name: f for f in computed_fields}
+        inputs = tuple(Column(name, types[name].json, transport(types[name].type)) for name in lowered.shipped)
+        outputs = tuple(Column(f.name, f.json, transport(f.type)) for f in lowered.output)
+        order = tuple(OrderKey(analysis_column(analysis, o.this), bool(o.args.get("desc")),
+                               _nulls_first(o)) for o in clause.order)
+        spec = StreamSpec(lowered.plan.to_json(), inputs, outputs, order, lookback(lowered.plan))
+        columns = [f"{encode_sql(quote(c.name), c.transport)} AS {quote(c.name)}" for c in inputs]
+        keys = list(lowered.plan.partition)
+        if not keys:  # one partition: one grouping key
+            keys = [next(name for name in (f"__sparkcep_key{k}" for k in range(len(inputs) + 1))
+                         if name not in lowered.shipped)]
+            columns.insert(0, f"0 AS {quote(keys[0])}")  # the processor reads the shipped columns last
+        encoded = source.selectExpr(*columns)
+        from pyspark.sql.types import StructType
+
+        wire = StructType.fromJson({"type": "struct", "fields": [
+            {"name": c.name, "type": json.loads(c.type_json) if c.transport is Transport.PLAIN else "string",
+             "nullable": True, "metadata": {}} for c in outputs]})
+        matched = encoded.groupBy(*keys).transformWithStateInPandas(
+            MatchRecognizeProcessor(spec.to_json()), wire, "Append", "EventTime")
+        decoded = matched.selectExpr(*[f"{decode_sql(quote(c.name), c.transport, f.type)} AS {quote(c.name)}"
+                                       for c, f in zip(outputs, lowered.output)])
+        decoded.createOrReplaceTempView(stream_view(lowered.name))
+
+
+def _nulls_first(ordered) -> bool:
+    """Spark's default: NULLS FIRST ascending, NULLS LAST descending."""
+    nulls_first = ordered.args.get("nulls_first")
+    return (not ordered.args.get("desc")) if nulls_first is None else bool(nulls_first)
