@@ -18,7 +18,7 @@ Shapes (SHAPES): the V-shape with ONE and ALL ROWS PER MATCH (masks only), the V
 STRT.price / FIRST(STRT.price) in DEFINE, a running AVG in DEFINE, a reluctant ``A+? B`` waiting
 for a rare B; and the growth series, one partition of 2k, 4k, 8k, 16k rows where nothing
 matches (the last element never holds): ``A+ B``, ``(A|A)* B``, ``A+ B`` with SUM(A.x) in
-DEFINE.  The growth factor is time(2n) / time(n).
+DEFINE, ``A B+ C`` with FIRST(A.x) in DEFINE.  The growth factor is time(2n) / time(n).
 """
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ GROWTH = {
     "grow_plus": ("PATTERN (A+ B) DEFINE B AS x < 0", "s", "e"),
     "grow_alt": ("PATTERN ((A | A)* B) DEFINE B AS x < 0", "s", "e"),
     "grow_sum": ("PATTERN (A+ B) DEFINE A AS SUM(A.x) >= 0, B AS x < 0", "s", "e"),
+    "grow_first": ("PATTERN (A B+ C) DEFINE B AS x >= FIRST(A.x) - 9, C AS x < 0", "s", "e"),
 }
 GROWTH_QUERY = """SELECT * FROM {table} MATCH_RECOGNIZE (
   ORDER BY ts MEASURES FIRST(A.ts) AS s, LAST(B.ts) AS e
