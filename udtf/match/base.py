@@ -16,6 +16,7 @@ class Options(NamedTuple):
     unmatched: bool = False  # WITH UNMATCHED ROWS
     limits: Limits = Limits()
     lookahead: int = 0  # rows past the current one that DEFINE may read (NEXT of a variable)
+    timeouts: bool = False  # also report partial matches whose WITHIN window closed (MatchKind.TIMED_OUT)
 
 
 class Matcher(ABC):
