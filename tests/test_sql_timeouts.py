@@ -128,3 +128,44 @@ def test_errors(orders, measure, rows_, within, needle, message):
     e = analysis_error(orders, sql)
     assert message in e.message
     assert (e.line, e.column) == at(sql, needle)
+
+
+STREAM_QUERY = """SELECT * FROM {src} MATCH_RECOGNIZE (
+  PARTITION BY o ORDER BY ts
+  MEASURES FIRST(P.ts) AS placed, COUNT(*) AS events, MATCH_NUMBER() AS mno
+  {semantics}
+  PATTERN (P -> Y -> S) WITHIN INTERVAL '1' HOUR WITH TIMEOUT ROWS
+  DEFINE P AS kind = 'placed', Y AS kind = 'paid', S AS kind = 'shipped'
+) AS m"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("semantics", ["", "SEMANTICS FLINKCEP"])
+def test_streaming_gives_the_batch_rows(mr_spark, tmp_path, semantics):
+    """The union of the stream's output is the batch output; o2's window is closed by the
+    watermark (rows of other keys) and its event-time timer, before the stream ends; o3's only
+    by the end of the stream."""
+    import sql_ext
+    from stream_support import END_TS, micros, run_to_end, scripted, write_script
+
+    at_ = lambda m: micros(minutes(m).replace(tzinfo=dt.timezone.utc))
+    batches = [[["o1", at_(0), "placed"], ["o2", at_(0), "placed"]],
+               [["o1", at_(10), "paid"], ["o1", at_(20), "shipped"], ["o2", at_(30), "paid"]],
+               [["o3", at_(100), "placed"]],
+               [["o3", at_(101), "paid"]],
+               [["~end", micros(END_TS), "end"]]]
+    script = write_script(str(tmp_path / "script.json"), "o string, ts timestamp, kind string", batches)
+    scripted(mr_spark, script, "ts", "5 minutes").where("ts < TIMESTAMP '9000-01-01'") \
+        .createOrReplaceTempView("orders_live")
+    got, _ = run_to_end(sql_ext.stream(mr_spark, STREAM_QUERY.format(src="orders_live", semantics=semantics)),
+                        str(tmp_path / "checkpoint"))
+    view(mr_spark, "orders_at_rest", "o string, ts timestamp, kind string",
+         [(o, EPOCH_UTC + dt.timedelta(microseconds=t), k) for batch in batches[:-1] for o, t, k in batch])
+    expected = rows(mr_spark, STREAM_QUERY.format(src="orders_at_rest", semantics=semantics))
+    assert sorted(r for _, r in got) == sorted(expected)
+    assert sorted(r[0] for r in expected if r[-1]) == ["o2", "o3"]
+    batch_of = {r[0]: b for b, r in got if r[-1]}
+    assert batch_of["o2"] < batch_of["o3"]
+
+
+EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
