@@ -39,6 +39,7 @@ class Analysis:
     skip: Skip
     rows: RowsMode
     input_columns: tuple = ()  # exact names, in order
+    timeout: str | None = None  # WITH TIMEOUT ROWS: the name of the BOOLEAN column saying so
 
     def variable_set(self, name: str):
         """Variable indexes named by a primary or union variable, or None if unknown."""
@@ -83,7 +84,7 @@ def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
                     "match per start row; use AFTER MATCH SKIP TO NEXT ROW)", clause.skip or clause)
 
     analysis = Analysis(clause, pattern, var_names, subsets, definitions, semantics, skip,
-                        RowsMode(clause.rows), tuple(input_columns))
+                        RowsMode(clause.rows), tuple(input_columns), _timeout(clause))
     for column in clause.partition_by:
         if not isinstance(column, exp.Column) or column.table:
             raise error("PARTITION BY: only column names of the input are supported", column)
@@ -98,6 +99,23 @@ def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
         raise error("WITHIN requires ORDER BY (the window is measured on the first ORDER BY key)",
                     clause.within)
     return analysis
+
+
+TIMEOUT_COLUMN = "timed_out"  # the default name of the WITH TIMEOUT ROWS column
+
+
+def _timeout(clause: MatchRecognizeClause) -> str | None:
+    """The name of the WITH TIMEOUT ROWS column (None without the clause)."""
+    timeout = clause.timeout
+    if timeout is None:
+        return None
+    if clause.within is None:
+        raise error("WITH TIMEOUT ROWS requires WITHIN: a partial match times out when its WITHIN window "
+                    "closes", timeout)
+    if clause.rows == RowsMode.ALL_WITH_UNMATCHED.value:
+        raise error("WITH TIMEOUT ROWS cannot be used with ALL ROWS PER MATCH WITH UNMATCHED ROWS (the rows "
+                    "of a timed-out partial match would be both in it and unmatched)", timeout)
+    return timeout.column.name if timeout.column is not None else TIMEOUT_COLUMN
 
 
 def _skip(clause: MatchRecognizeClause, var_names: list, subsets: dict) -> Skip:
@@ -148,4 +166,8 @@ def _check_output_names(analysis: Analysis):
             raise error(f"MEASURES: {measure.name} clashes with an input column of the output",
                         measure.args["alias"])
         seen.add(name)
+    if analysis.timeout is not None and analysis.timeout.lower() in seen | carried:
+        timeout = clause.timeout
+        raise error(f"WITH TIMEOUT ROWS: the output already has a column {analysis.timeout}; name the timeout "
+                    "column with WITH TIMEOUT ROWS AS <name>", timeout.column or timeout)
 

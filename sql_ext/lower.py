@@ -36,6 +36,7 @@ from .typecheck import boolean, typed
 
 _LONG = Field("", "bigint", '"long"')
 _STRING = Field("", "string", '"string"')
+_BOOLEAN = Field("", "boolean", '"boolean"')
 
 
 class Within(NamedTuple):
@@ -132,6 +133,9 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
                             f"{expr.type}; this aggregate cannot be evaluated exactly", measure.sql)
         output.append(field._replace(name=name))
         outputs.append(Output(OutputKind.VALUE, atom=k))
+    if analysis.timeout is not None:
+        output.append(_BOOLEAN._replace(name=timeout_column(plan)))
+        outputs.append(Output(OutputKind.TIMED_OUT))
     masks = plan.masks
     engine_plan = EnginePlan(
         program=program(analysis, plan), semantics=analysis.semantics, skip=analysis.skip,
@@ -140,7 +144,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         derived=tuple(DerivedMask(m, plan.derived[m]) for m in masks if m in plan.derived),
         values=tuple(Value(name, types[name]) for name in plan.values), order_key=window.key if window else None,
         within=window.length if window else None, lookahead=plan.lookahead,
-        atoms=atoms, output=tuple(outputs), limits=limits, ansi=ansi)
+        atoms=atoms, output=tuple(outputs), limits=limits, ansi=ansi, timeouts=analysis.timeout is not None)
     output = tuple(output)
     order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
     shipped = _shipped(engine_plan, fields, clause, order)
@@ -152,6 +156,11 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         source = _call(plan, name, partition, clause, analysis, computed, shipped)
     text = _replacement(analysis, plan, partition, input_fields, source) + alias
     return Lowered(name, engine_plan, output, text, source, tuple(shipped))
+
+
+def timeout_column(plan: Plan) -> str:
+    """The UDTF's WITH TIMEOUT ROWS column."""
+    return f"{plan.prefix}_timed_out"
 
 
 def stream_view(name: str) -> str:
@@ -207,6 +216,8 @@ def _call(plan: Plan, name: str, partition: list, clause, analysis: Analysis, co
 def _replacement(analysis: Analysis, plan: Plan, partition: list, input_fields: tuple, source: str) -> str:
     clause = analysis.clause
     measures = [f"{to_spark_sql(e)} AS {quote(n)}" for n, e in plan.measures]
+    if analysis.timeout is not None:
+        measures.append(f"{quote(timeout_column(plan))} AS {quote(analysis.timeout)}")
     columns = [quote(c) for c in partition]
     if analysis.rows is RowsMode.ONE:
         columns += measures

@@ -17,6 +17,7 @@ INSERT ... SELECT, and as the input of another MATCH_RECOGNIZE)::
       [SEMANTICS STANDARD | SEMANTICS FLINKCEP]
       PATTERN ( <raw pattern text> )
       [WITHIN <interval literal>]
+      [WITH TIMEOUT ROWS [AS name]]
       [SUBSET u = (a, b), ...]
       [DEFINE v AS cond [UNTIL stop_cond], ...]
     ) [AS] alias [(col, ...)]
@@ -76,6 +77,7 @@ A ``MatchRecognizeClause`` node *replaces the table factor it applies to*: it is
                        ``position_at(i)``. The positions live in ``meta`` (not
                        ``args``) so that layout does not affect tree equality.
 - ``within``           interval expression (``exp.Interval`` / ``exp.Add`` of them) or None
+- ``timeout``          ``TimeoutRows`` node (``WITH TIMEOUT ROWS [AS name]``) or None
 - ``subsets``          list of ``SubsetDef``                   (arg ``subsets``)
 - ``definitions``      list of ``Definition``                  (arg ``define``)
 - ``alias``            output alias name ("" if none); arg ``alias`` is an
@@ -260,6 +262,7 @@ class MatchRecognizeClause(exp.Expression):
         "semantics": False,
         "pattern": True,
         "within": False,
+        "timeout": False,
         "subsets": False,
         "define": False,
         "alias": False,
@@ -313,6 +316,10 @@ class MatchRecognizeClause(exp.Expression):
     @property
     def within(self) -> exp.Expr | None:
         return self.args.get("within")
+
+    @property
+    def timeout(self) -> TimeoutRows | None:
+        return self.args.get("timeout")
 
     @property
     def subsets(self) -> list[SubsetDef]:
@@ -377,6 +384,16 @@ class SkipTo(exp.Expression):
 
     @property
     def variable(self) -> exp.Identifier | None:
+        return self.this
+
+
+class TimeoutRows(exp.Expression):
+    """``WITH TIMEOUT ROWS [AS name]``: ``this`` is the name's ``exp.Identifier`` or None."""
+
+    arg_types = {"this": False}
+
+    @property
+    def column(self) -> exp.Identifier | None:
         return self.this
 
 
@@ -481,7 +498,7 @@ class Verbatim(exp.Expression):
 
 
 _NODE_CLASSES = (
-    MatchRecognizeClause, Measure, Definition, SubsetDef, SkipTo, Pattern, Running, Final,
+    MatchRecognizeClause, Measure, Definition, SubsetDef, SkipTo, TimeoutRows, Pattern, Running, Final,
     Navigation, Prev, Next, First, Last, Classifier, MatchNumber, Verbatim,
 )
 # sqlglot derives ``key`` from the class name; keep ours distinct from exp.First/exp.Last/...
@@ -496,7 +513,7 @@ _NAVIGATION = {"PREV": Prev, "NEXT": Next, "FIRST": First, "LAST": Last}
 
 _CLAUSE_ORDER = (
     "PARTITION BY, ORDER BY, MEASURES, ROWS PER MATCH, AFTER MATCH SKIP, SEMANTICS, "
-    "PATTERN, WITHIN, SUBSET, DEFINE"
+    "PATTERN, WITHIN, WITH TIMEOUT ROWS, SUBSET, DEFINE"
 )
 
 # Tokens that cannot occur in a row pattern: seeing one while looking for the
@@ -804,6 +821,8 @@ class SparkCepParser(SparkParser):
             return "PATTERN"
         if word in ("MEASURES", "SEMANTICS", "WITHIN", "SUBSET", "DEFINE"):
             return word
+        if word == "WITH" and self._is_word(self._next, ("TIMEOUT",)):
+            return "WITH TIMEOUT ROWS"
         return None
 
     def _mr_unexpected(self, expecting: str) -> None:
@@ -842,6 +861,7 @@ class SparkCepParser(SparkParser):
             if within is None or within.find(exp.Interval) is None:
                 self.raise_error("Expecting an INTERVAL literal after WITHIN")
             args["within"] = within
+        args["timeout"] = self._parse_mr_timeout()
         if self._match_text_seq("SUBSET"):
             args["subsets"] = self._parse_csv(self._parse_mr_subset)
         if self._match_text_seq("DEFINE"):
@@ -953,6 +973,19 @@ class SparkCepParser(SparkParser):
             self.raise_error("Expecting SKIP or NO SKIP after AFTER MATCH")
             kind = "PAST LAST ROW"
         return self.expression(SkipTo(kind=kind, this=var), token=tok)
+
+    def _parse_mr_timeout(self) -> TimeoutRows | None:
+        tok = self._curr
+        if not self._is_word(tok, ("WITH",)) or not self._is_word(self._next, ("TIMEOUT",)):
+            return None
+        if not self._match_text_seq("WITH", "TIMEOUT", "ROWS"):
+            self.raise_error("Expecting WITH TIMEOUT ROWS [AS <name>]")
+        name = None
+        if self._match(TokenType.ALIAS):
+            name = self._parse_id_var(any_token=False)
+            if name is None:
+                self.raise_error("Expecting a column name after WITH TIMEOUT ROWS AS")
+        return self.expression(TimeoutRows(this=name), token=tok)
 
     def _parse_mr_semantics(self) -> exp.Var | None:
         tok = self._curr
@@ -1075,6 +1108,8 @@ class SparkCepGenerator(SparkGenerator):
         parts.append(self.sql(e.pattern))
         if e.within is not None:
             parts.append(f"WITHIN {self.sql(e.within)}")
+        if e.timeout is not None:
+            parts.append(self.sql(e.timeout))
         if e.subsets:
             parts.append("SUBSET " + ", ".join(self.sql(x) for x in e.subsets))
         if e.definitions:
@@ -1095,6 +1130,10 @@ class SparkCepGenerator(SparkGenerator):
 
     def _mr_subsetdef_sql(self, e: SubsetDef) -> str:
         return f"{self.sql(e, 'this')} = ({', '.join(self.sql(v) for v in e.variables)})"
+
+    def _mr_timeoutrows_sql(self, e: TimeoutRows) -> str:
+        name = self.sql(e, "this")
+        return "WITH TIMEOUT ROWS" + (f" AS {name}" if name else "")
 
     def _mr_skipto_sql(self, e: SkipTo) -> str:
         if e.kind == "NO SKIP":
@@ -1132,6 +1171,7 @@ class SparkCepGenerator(SparkGenerator):
         Definition: _mr_definition_sql,
         SubsetDef: _mr_subsetdef_sql,
         SkipTo: _mr_skipto_sql,
+        TimeoutRows: _mr_timeoutrows_sql,
         Pattern: _mr_pattern_sql,
         Running: _mr_running_sql,
         Final: _mr_final_sql,

@@ -14,11 +14,13 @@ from udtf.rows import Rows
 
 def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None, mode="standard",
                    skip="PAST LAST ROW", skip_to=(), within=None, order=None, unmatched=False,
-                   chunks=None):
+                   chunks=None, timeouts=False, watermarks=False):
     """(matches, variable names) of the engine over rows 0..n-1, fed ``chunks`` rows at a time.
     ``masks[var]`` = per-row booleans of the row-level DEFINE part, ``state[var]`` = a
     match-state expression (udtf.expr IR; variable lists may use names), ``until[var]`` =
-    per-row booleans of ``DEFINE var ... UNTIL``, ``columns[name]`` = per-row values."""
+    per-row booleans of ``DEFINE var ... UNTIL``, ``columns[name]`` = per-row values.
+    ``watermarks``: as a stream does, tell the engine after each chunk that every row to come
+    lies past the last one's ``order`` (which must then be strictly increasing)."""
     masks, state, until, columns = masks or {}, state or {}, until or {}, columns or {}
     node = parse_pattern(pattern)
     names = variables(node)
@@ -34,7 +36,7 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
     program = compile_pattern(node, names, untils=set(until), within=within is not None)
     options = Options(semantics=Semantics(mode),
                       skip=Skip(SkipMode(skip), tuple(index[v] for v in skip_to), ",".join(skip_to)),
-                      within=within, unmatched=unmatched)
+                      within=within, unmatched=unmatched, timeouts=timeouts)
     engine = matcher(program, Conditions(define, cond_until, names, rows), options)
     # fed in chunks, the engine also forgets the rows it no longer needs after each chunk, as
     # the UDTF does: match rows are then relative to the first row kept (``dropped`` before it)
@@ -48,6 +50,8 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
                            **{f"u_{v}": bytes(int(bool(x)) for x in m[lo:hi]) for v, m in until.items()}},
                     values={c: list(vals[lo:hi]) for c, vals in columns.items()},
                     order=list(order[lo:hi]) if order is not None else None)
+        if watermarks:
+            engine.horizon = order[hi - 1]
         out += _moved(expand(engine.feed(hi - lo)), dropped)
         if chunks:
             dropped += forget(engine, lookback)

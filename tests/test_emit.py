@@ -28,9 +28,8 @@ def random_matches(rng, size, empty=True):
 
 def flat(emitted):
     """Chunks of python lists / Arrow arrays as one python list per column."""
-    sources, columns = emitted
     unchunk = lambda chunks: [v for c in chunks for v in (c.to_pylist() if hasattr(c, "to_pylist") else c)]
-    return unchunk(sources), [unchunk(c) for c in columns]
+    return unchunk(emitted.sources), [unchunk(c) for c in emitted.columns], unchunk(emitted.timed_out)
 
 
 @pytest.mark.parametrize("mode", [RowsMode.ONE, RowsMode.ALL_SHOW])

@@ -15,6 +15,7 @@ import pytest
 import oracle
 from engine_support import engine_matches, ev, is_, labels, run
 from udtf.errors import MatchRecognizeError
+from udtf.rows import MatchKind
 from udtf.pattern import parse_pattern, variables
 from engine_support import agg, call, col, lit, nav
 from udtf.expr import NavMode
@@ -32,8 +33,9 @@ def engine_result(pattern, n, **kwargs):
         msg = str(e)
         kind = "absent" if "not present" in msg else "first" if "first row" in msg else msg
         return [("error", kind)]
-    return [("unmatched", m.start) if m.number is None else
-            ("match", m.start, m.end, tuple((r, names[v], bool(x)) for r, v, x in m.rows))
+    return [("unmatched", m.start) if m.kind is MatchKind.UNMATCHED else
+            (m.kind.value if m.kind is MatchKind.TIMED_OUT else "match", m.start, m.end,
+             tuple((r, names[v], bool(x)) for r, v, x in m.rows))
             for m in out]
 
 

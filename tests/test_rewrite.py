@@ -14,7 +14,7 @@ from sql_support import at
 from udtf.compile import compile_pattern
 from udtf.errors import MatchRecognizeError
 from udtf.pattern import parse_pattern, variables
-from udtf.plan import EnginePlan
+from udtf.plan import VERSION, EnginePlan
 from udtf.program import Program
 
 SERIES = StaticCatalog({"series": "k string, t int, p int"})
@@ -51,8 +51,8 @@ def test_engine_plan_round_trips_through_json():
 
 def test_engine_plan_version_is_checked():
     (plan,) = [l.plan for l in lowered(V_SHAPE)]
-    stale = plan.to_json().replace('"version": 2', '"version": 0')
-    with pytest.raises(MatchRecognizeError, match="engine plan version is 0, but the worker runs version 2"):
+    stale = plan.to_json().replace(f'"version": {VERSION}', '"version": 0')
+    with pytest.raises(MatchRecognizeError, match=f"engine plan version is 0, but the worker runs version {VERSION}"):
         EnginePlan.from_json(stale)
 
 

@@ -42,7 +42,7 @@ class PartitionRunner:
         conditions = Conditions(plan.define, plan.until, names, self.rows, plan.ansi)
         options = Options(semantics=plan.semantics, skip=plan.skip, within=plan.within,
                           unmatched=plan.rows is RowsMode.ALL_WITH_UNMATCHED,
-                          limits=plan.limits, lookahead=plan.lookahead)
+                          limits=plan.limits, lookahead=plan.lookahead, timeouts=plan.timeouts)
         self.matcher = matcher(plan.program, conditions, options)
         self.emitter = Emitter(plan.atoms, plan.rows, names, self.rows.values, lambda: self.rows.size, plan.ansi)
         self.atom_types = [SqlType.parse(type_of(a.expr)) for a in plan.atoms]
@@ -185,8 +185,9 @@ class PartitionRunner:
         if not self.pending:
             return None
         matches, self.pending = self.pending, []
-        sources, atoms = self.emitter.emit(matches)
-        sources = pa.concat_arrays([pa.array(chunk, type=pa.int64()) for chunk in sources])
+        emitted = self.emitter.emit(matches)
+        atoms = emitted.columns
+        sources = pa.concat_arrays([pa.array(chunk, type=pa.int64()) for chunk in emitted.sources])
         if not len(sources):
             return None
         table = pa.Table.from_batches(self.batches)
@@ -194,6 +195,8 @@ class PartitionRunner:
         for field, output in zip(self.schema, self.plan.output):
             if output.kind is OutputKind.CARRY:
                 column = table.column(output.column).take(sources)
+            elif output.kind is OutputKind.TIMED_OUT:
+                column = pa.array([flag for chunk in emitted.timed_out for flag in chunk], type=pa.bool_())
             elif output.kind is OutputKind.TAKE:
                 index = pa.concat_arrays([chunk if isinstance(chunk, pa.Array) else pa.array(chunk, type=pa.int64())
                                           for chunk in atoms[output.atom]])

@@ -7,7 +7,9 @@ value is later taken from the original Arrow column with its exact type.
 
 Row shapes: ONE ROW PER MATCH gives one row per match (RUNNING = FINAL there); ALL ROWS PER
 MATCH gives one row per matched row that is not excluded, an empty match (unless omitted)
-gives one row at its start row, and an unmatched row gives one row with NULL atoms.
+gives one row at its start row, and an unmatched row gives one row with NULL atoms.  A
+timed-out partial match is emitted as a match over its rows so far, MATCH_NUMBER NULL, its
+rows flagged (``Emitted.timed_out``).
 
 As Trino evaluates measures: FIRST(x, n) counts over the whole match even under RUNNING; a
 CLASSIFIER navigation sees every row of the match (NEXT(CLASSIFIER()) is the next row's
@@ -27,7 +29,7 @@ from .match import MatchBlock
 from .sparksql.aggregates import aggregate
 from .sparksql.types import SqlType
 from .plan import RowsMode
-from .rows import Match
+from .rows import Match, MatchKind
 
 
 def _vectorizable(expr) -> bool:
@@ -57,6 +59,15 @@ def block_arrays(block: MatchBlock) -> Arrays:
 class OutputRow(NamedTuple):
     source: int  # partition row that the non-measure columns come from
     atoms: tuple
+    timed_out: bool = False  # it stands for a timed-out partial match
+
+
+class Emitted(NamedTuple):
+    """Output rows as chunks: ``sources`` (int64 row indexes), ``columns`` (one list of chunks
+    per atom) and ``timed_out`` (booleans), chunk k of each for the same rows."""
+    sources: list
+    columns: list
+    timed_out: list
 
 
 class Emitter:
@@ -79,12 +90,12 @@ class Emitter:
         self.vectorized = all(_vectorizable(expr) for expr in self.atoms)
         self.finals = [a.final for a in atoms]
 
-    def emit(self, matches: list):
-        """(source rows, one column per atom) for ``matches`` (``Match`` tuples or
-        ``MatchBlock``s); each is a list of chunks: python lists, or for navigations possibly
-        Arrow int64 arrays of row indexes."""
+    def emit(self, matches: list) -> Emitted:
+        """The output rows of ``matches`` (``Match`` tuples or ``MatchBlock``s); chunks are
+        python lists, or for navigations possibly Arrow int64 arrays of row indexes."""
         sources: list = []
         columns: list = [[] for _ in range(self.width)]
+        flags: list = []
         plain: list = []
         for item in matches + [None]:
             if isinstance(item, Match):
@@ -97,14 +108,16 @@ class Emitter:
             if isinstance(item, MatchBlock):
                 parts.append(self._emit_arrays(block_arrays(item)) if self.vectorized
                              else self._emit_plain(item.matches()))
-            for more_sources, more_columns in parts:
+            for more_sources, more_columns, more_flags in parts:
                 sources.append(more_sources)
+                flags.append(more_flags)
                 for column, more in zip(columns, more_columns):
                     column.append(more)
-        return sources, columns
+        return Emitted(sources, columns, flags)
 
     def _emit_plain(self, matches: list):
-        if self.vectorized and (self.one_row or all(m.rows and not any(r[2] for r in m.rows) for m in matches)):
+        if self.vectorized and all(m.kind is MatchKind.MATCH for m in matches) and \
+                (self.one_row or all(m.rows and not any(r[2] for r in m.rows) for m in matches)):
             count = len(matches)
             flat = list(itertools.chain.from_iterable(m.rows for m in matches))
             lengths = np.fromiter((len(m.rows) for m in matches), dtype=np.int64, count=count)
@@ -114,7 +127,8 @@ class Emitter:
                 np.fromiter((r[1] for r in flat), dtype=np.int64, count=len(flat)),
                 np.repeat(np.arange(count), lengths)))
         rows = [r for match in matches for r in self.rows(match)]
-        return [r.source for r in rows], [[r.atoms[k] for r in rows] for k in range(self.width)]
+        return ([r.source for r in rows], [[r.atoms[k] for r in rows] for k in range(self.width)],
+                [r.timed_out for r in rows])
 
     def _emit_arrays(self, m: Arrays):
         """Navigations, counts of rows, CLASSIFIER and MATCH_NUMBER computed with numpy over all
@@ -167,7 +181,7 @@ class Emitter:
             target = np.where(present, rows[np.maximum(pick, 0)] + expr.physical, -1)
             valid = present & (target >= 0) & (target < size)
             columns.append(pa.array(target, mask=~valid, type=pa.int64()))
-        return (m.starts if self.one_row else m.rows), columns
+        return (m.starts if self.one_row else m.rows), columns, [False] * (count if self.one_row else matched)
 
     # ---- row by row ----------------------------------------------------------------------
     def _atom(self, expr):
@@ -206,8 +220,12 @@ class Emitter:
         return lambda row, running, final, number, labels: target(running, final)
 
     def rows(self, match: Match) -> list:
-        if match.number is None:
+        if match.kind is MatchKind.UNMATCHED:
             return [OutputRow(match.start, (None,) * self.width)]
+        rows = self._rows(match)
+        return [row._replace(timed_out=True) for row in rows] if match.kind is MatchKind.TIMED_OUT else rows
+
+    def _rows(self, match: Match) -> list:
         table, number = self.table, match.number
         table.match_number = number
         facts, fold = table.initial, table.fold

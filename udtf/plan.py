@@ -23,7 +23,7 @@ from .errors import MatchRecognizeError, Pos
 from .program import Program
 from .wire import decode, encode, record
 
-VERSION = 2
+VERSION = 3
 
 
 @record
@@ -108,6 +108,7 @@ class OutputKind(str, Enum):
     CARRY = "carry"  # an input column of the row the output row stands for
     TAKE = "take"  # an input column at the row a navigation atom lands on
     VALUE = "value"  # the value the engine computed for an atom
+    TIMED_OUT = "timed out"  # BOOLEAN: is the row's match a timed-out partial match
 
 
 @record
@@ -149,6 +150,7 @@ class EnginePlan(NamedTuple):
     output: tuple  # of Output, one per UDTF output column
     limits: Limits
     ansi: bool  # spark.sql.ansi.enabled: the semantics of the expressions the engine evaluates
+    timeouts: bool = False  # WITH TIMEOUT ROWS: also report partial matches whose WITHIN window closed
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "plan": encode(self)}, sort_keys=True)

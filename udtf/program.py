@@ -224,3 +224,26 @@ def required(program: Program) -> tuple:
             if value != need[index]:
                 need[index], changed = value, True
     return tuple(need)
+
+
+def growing(program: Program) -> tuple:
+    """For each state, can a run in it still store a row and then accept?  (``^`` never
+    passes: the run has read a row.)  A run that cannot only waits to be confirmed (a trailing
+    notFollowedBy) or to die."""
+    states = program.states
+
+    def fixpoint(holds) -> list:
+        value = [False] * len(states)
+        changed = True
+        while changed:
+            changed = False
+            for index, state in enumerate(states):
+                if not value[index] and state.kind is not Kind.BOL and holds(state, value):
+                    value[index] = changed = True
+        return value
+
+    accepts = fixpoint(lambda state, value: state.kind is Kind.ACCEPT or any(
+        value[t.target] for t in state.transitions) or any(value[t] for t in state.targets))
+    return tuple(fixpoint(lambda state, value: any(
+        (t.var >= 0 and accepts[t.target]) or value[t.target] for t in state.transitions)
+        or any(value[t] for t in state.targets)))

@@ -1,15 +1,24 @@
 """What the matchers read and what they produce: the rows of a partition and its matches."""
 from __future__ import annotations
 
+from enum import Enum
 from typing import NamedTuple
 
 
+class MatchKind(Enum):
+    MATCH = "match"
+    UNMATCHED = "unmatched"  # a row in no match (WITH UNMATCHED ROWS): ``rows`` empty
+    TIMED_OUT = "timed out"  # a partial match whose WITHIN window closed (WITH TIMEOUT ROWS)
+
+
 class Match(NamedTuple):
-    """A match: ``rows`` lists (row, var, excluded) ascending; ``number`` None = unmatched row."""
+    """A match: ``rows`` lists (row, var, excluded) ascending; ``number`` is None unless
+    ``kind`` is MATCH (an unmatched row or a timed-out partial match has no MATCH_NUMBER)."""
     number: int | None
     start: int
     end: int  # last row (start - 1 for an empty match)
     rows: tuple
+    kind: MatchKind = MatchKind.MATCH
 
 
 class Rows:

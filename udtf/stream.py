@@ -279,7 +279,10 @@ class Stepper:
         order = self.runner.rows.order
         if within is None:
             return None
-        if isinstance(matcher, FlinkMatcher):
+        if isinstance(matcher, FlinkMatcher) and self.plan.timeouts:  # each live run times out at its close
+            closes = [order[t[0]] + within for t in matcher.threads if order[t[0]] is not None]
+            close = min((c for c in closes if c > horizon), default=None)
+        elif isinstance(matcher, FlinkMatcher):
             held = [t[0] for t in matcher.threads if matcher.machine.holds[t[1]] is not None]
             starts = [order[s] for s in held if order[s] is not None]
             close = max(starts) + within if starts else None

@@ -465,7 +465,7 @@ public class CepDriver {
     static ObjectNode runNfa(Spec spec) throws Exception {
         if (eventSerializer == null)
             eventSerializer = TypeInformation.of(Event.class).createSerializer(new SerializerConfigImpl());
-        NFA<Event> nfa = NFACompiler.compileFactory(spec.pattern, false).createNFA();
+        NFA<Event> nfa = NFACompiler.compileFactory(spec.pattern, true).createNFA();
         SharedBuffer<Event> buffer = new SharedBuffer<>(new MemStateStore(), eventSerializer,
                 new SharedBufferCacheConfig());
         NFAState state = nfa.createInitialNFAState();
@@ -476,10 +476,11 @@ public class CepDriver {
         TreeMap<Long, List<Event>> byTs = new TreeMap<>();
         for (Event e : spec.events) byTs.computeIfAbsent(e.ts, k -> new ArrayList<>()).add(e);
         ArrayNode out = MAPPER.createArrayNode();
+        ArrayNode timeouts = MAPPER.createArrayNode();
         try {
             for (Map.Entry<Long, List<Event>> en : byTs.entrySet()) {
                 long ts = en.getKey();
-                advance(nfa, buffer, state, ts, spec.skip, out);
+                advance(nfa, buffer, state, ts, spec.skip, out, timeouts);
                 for (Event e : en.getValue()) {
                     try (SharedBufferAccessor<Event> acc = buffer.getAccessor()) {
                         Collection<Map<String, List<Event>>> ms =
@@ -491,7 +492,7 @@ public class CepDriver {
                 }
             }
             // end of input: the bounded source emits the final watermark Long.MAX_VALUE
-            advance(nfa, buffer, state, Long.MAX_VALUE, spec.skip, out);
+            advance(nfa, buffer, state, Long.MAX_VALUE, spec.skip, out, timeouts);
         } catch (Throwable t) {
             buffer.releaseCacheStatisticsTimer();
             throw t;
@@ -499,6 +500,7 @@ public class CepDriver {
         ObjectNode res = MAPPER.createObjectNode();
         res.set("matches", out);
         res.put("count", out.size());
+        res.set("timeouts", timeouts);
         // With a skip strategy other than NO_SKIP, Flink emits completed matches only once no
         // earlier-started partial match is alive. On a finite stream such completed matches can
         // stay buffered forever (the final watermark does not release them unless within() is
@@ -510,7 +512,7 @@ public class CepDriver {
             ArrayNode heldOut = MAPPER.createArrayNode();
             try {
                 state.getPartialMatches().removeIf(cs -> cs.getStartEventID() != null);
-                advance(nfa, buffer, state, Long.MAX_VALUE, spec.skip, heldOut);
+                advance(nfa, buffer, state, Long.MAX_VALUE, spec.skip, heldOut, MAPPER.createArrayNode());
                 res.set("held_matches", heldOut);
             } catch (Throwable t) {
                 res.put("held_error", t.toString());
@@ -568,13 +570,13 @@ public class CepDriver {
     }
 
     static void advance(NFA<Event> nfa, SharedBuffer<Event> buffer, NFAState state, long ts,
-                        AfterMatchSkipStrategy skip, ArrayNode out) throws Exception {
+                        AfterMatchSkipStrategy skip, ArrayNode out, ArrayNode timeouts) throws Exception {
         try (SharedBufferAccessor<Event> acc = buffer.getAccessor()) {
             Tuple2<Collection<Map<String, List<Event>>>, Collection<Tuple2<Map<String, List<Event>>, Long>>> r =
                     nfa.advanceTime(acc, state, ts, skip);
             for (Map<String, List<Event>> m : r.f0) out.add(matchJson(m));
-            // r.f1 = timed-out partial matches: dropped, as for a PatternProcessFunction without
-            // TimedOutPartialMatchHandler.
+            // r.f1 = timed-out partial matches (TimedOutPartialMatchHandler#processTimedOutMatch)
+            for (Tuple2<Map<String, List<Event>>, Long> t : r.f1) timeouts.add(matchJson(t.f0));
         }
     }
 

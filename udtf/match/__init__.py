@@ -5,7 +5,8 @@ Tiers, fastest first (each falls back to the next where its assumptions fail):
 * ``runs.RunsMatcher``: a flat sequence of quantified variables over masks, standard
   semantics, PAST LAST ROW / TO NEXT ROW, no WITHIN, no unmatched rows: numpy over the whole
   partition (backtracking data falls back to the DFA);
-* ``dfa.DfaMatcher``: standard semantics, every condition a mask: a lazily built DFA;
+* ``dfa.DfaMatcher``: standard semantics, every condition a mask, no timed-out partial
+  matches to report: a lazily built DFA;
 * ``standard.StandardMatcher``: standard semantics on the Pike VM;
 * ``flinkcep.FlinkMatcher``: FlinkCEP semantics on the Pike VM.
 """
@@ -29,7 +30,7 @@ def matcher(program: Program, conditions: Conditions, options: Options):
     machine = Machine(program, conditions, options.semantics, options.within)
     if options.semantics is Semantics.FLINKCEP:
         return FlinkMatcher(machine, options)
-    masks = None if machine.stateful else dfa_masks(program, conditions)
+    masks = None if machine.stateful or options.timeouts else dfa_masks(program, conditions)
     if masks is None:
         vm = StandardMatcher(machine, options)
     else:

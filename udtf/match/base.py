@@ -13,6 +13,7 @@ class Options(NamedTuple):
     semantics: Semantics = Semantics.STANDARD
     skip: Skip = Skip()
     within: object = None  # max distance between first and last row in ``Rows.order`` units
+    timeouts: bool = False  # also report partial matches whose WITHIN window closed (MatchKind.TIMED_OUT)
     unmatched: bool = False  # WITH UNMATCHED ROWS
     limits: Limits = Limits()
     lookahead: int = 0  # rows past the current one that DEFINE may read (NEXT of a variable)

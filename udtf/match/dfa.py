@@ -17,7 +17,7 @@ import numpy as np
 
 from ..plan import SkipMode
 from ..program import ACCEPT, Kind, Program, fold_guard, literals
-from ..rows import Match
+from ..rows import Match, MatchKind
 from .conditions import Conditions
 from .standard import StandardMatcher
 
@@ -242,8 +242,8 @@ class DfaMatcher(StandardMatcher):
                 candidate = starts[k] if k < len(starts) else limit
                 if candidate > start:
                     if unmatched:
-                        out.extend(Match(None, r, r, ()) for r in range(max(start, self.covered + 1),
-                                                                         min(candidate, size)))
+                        out.extend(Match(None, r, r, (), MatchKind.UNMATCHED)
+                                   for r in range(max(start, self.covered + 1), min(candidate, size)))
                     start = candidate
                     if start >= limit:
                         break
@@ -273,7 +273,7 @@ class DfaMatcher(StandardMatcher):
             self.start = start
             if best is None:
                 if unmatched and start > self.covered:
-                    out.append(Match(None, start, start, ()))
+                    out.append(Match(None, start, start, (), MatchKind.UNMATCHED))
                 start += 1
                 continue
             end, accept, length = best

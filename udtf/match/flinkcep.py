@@ -49,7 +49,7 @@ class FlinkMatcher(Matcher):
             row = self.pos
             threads = self._report(*self._release(row), out)
             if within:
-                threads = [t for t in threads if machine.within(t[0], row)]
+                threads = self._expire(threads, lambda start: not machine.within(start, row), out)
             if not threads:
                 self.quiet = (row, self.match_number)
             threads += [(row, s, f, c) for s, f, c in self._starting(row)]
@@ -75,8 +75,8 @@ class FlinkMatcher(Matcher):
             self._check_threads(nxt, row)
             self.threads, self.pending = nxt, accepts
             self.pos = row + 1
-        if self.finished:
-            self._report(*self._release(None), out)
+        if self.finished:  # the partition end closes every window
+            self._expire(self._report(*self._release(None), out), lambda start: True, out)
             self.threads, self.pending = [], []
         elif self.horizon is not None:
             self._flush(out)
@@ -90,10 +90,19 @@ class FlinkMatcher(Matcher):
                 machine.holds[t[1]] is not None and not self.closed(t[0]) for t in self.threads):
             return
         ready, accepts = self._release(self.rows.size, expired=self.closed)
-        self.threads = [t for t in self._report(ready, accepts, out) if not self.closed(t[0])]
+        self.threads = self._expire(self._report(ready, accepts, out), self.closed, out)
         self.pending = []
         if not self.threads:
             self.quiet = (self.pos, self.match_number)
+
+    def _expire(self, threads, expired, out) -> list:
+        """The runs of ``threads`` whose window is still open (``expired(start)`` False); with
+        ``timeouts``, the others are reported as timed-out partial matches (after the matches
+        their window close confirmed, as Flink's ``advanceTime`` does)."""
+        live = [t for t in threads if not expired(t[0])]
+        if self.options.timeouts and len(live) < len(threads):
+            out += self.machine.timed_out([t for t in threads if expired(t[0])])
+        return live
 
     def _starting(self, row) -> list:
         """The threads of a run starting at ``row`` (its waits on ``row`` resolved)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import LimitExceeded, MatchRecognizeError
 from ..plan import LIMIT_CONFS, SkipMode
-from ..rows import Match
+from ..rows import Match, MatchKind
 from .base import Matcher, Options
 from .vm import Machine, shifted
 
@@ -27,6 +27,7 @@ class StandardMatcher(Matcher):
         self.best = None  # (end, chain) of its preferred accepting thread so far
         self.covered = -1  # last row that belongs to a reported match
         self.deadline = None  # per state, once the partition is complete (Machine.deadlines)
+        self.expired = None  # timeouts: the timed-out partial match of the start row, if any
 
     def resume(self, start: int, matches: int):
         """Take over a partition at start row ``start`` after ``matches`` matches."""
@@ -62,14 +63,11 @@ class StandardMatcher(Matcher):
                         if not self.closed(self.start):
                             return
                         self._close(self.threads, row)  # as a row beyond the window would
-                        self.threads = []
                         break
                     self._close(self.threads)
-                    self.threads = []
                     break
                 if not machine.within(self.start, row):
                     self._close(self.threads, row)
-                    self.threads = []
                     break
                 self.check_span(self.start, row)
                 self.steps += len(self.threads)
@@ -86,6 +84,9 @@ class StandardMatcher(Matcher):
                 self.pos = row + 1
             best, self.best = self.best, None
             if best is None:
+                if self.expired is not None:
+                    out.append(self.expired)
+                    self.expired = None
                 self._decide(out, None, ())
             else:
                 self._decide(out, best[0], machine.rows_of(best[1]))
@@ -107,8 +108,9 @@ class StandardMatcher(Matcher):
 
     def _viable(self, threads, pos):
         """``threads`` without those that can no longer accept from row ``pos`` on (known once
-        the partition is complete)."""
-        if not self.finished:
+        the partition is complete; with ``timeouts`` they are kept: the partition end times
+        them out)."""
+        if not self.finished or self.options.timeouts:
             return threads
         if self.deadline is None:
             self.deadline = self.machine.deadlines()
@@ -142,12 +144,18 @@ class StandardMatcher(Matcher):
     def _close(self, threads, row=None):
         """The runs of ``threads`` have no next row: the partition ended (``row`` None) or
         ``row`` lies beyond their WITHIN window.  Release what waits for that; look for
-        acceptance."""
+        acceptance.  With ``timeouts`` and no match, the most preferred run that could still
+        store a row is the start row's timed-out partial match (``expired``)."""
         machine = self.machine
+        self.threads = []
         for state, facts, chain in threads:
             if machine.holds[state] is not None and machine.release(
                     state, facts, chain, row, [], lambda f, c: self._record(c, self._end(c)), expired=True):
                 return
+        if self.options.timeouts and self.best is None:
+            preferred = next((t for t in threads if t[2] is not None and machine.growing[t[0]]), None)
+            if preferred is not None:
+                self.expired = machine.timed_out([preferred])[0]
 
     # ---- reporting -------------------------------------------------------------------------
     def _decide(self, out, end, rows: tuple):
@@ -155,7 +163,7 @@ class StandardMatcher(Matcher):
         start = self.start
         if end is None:
             if self.options.unmatched and start > self.covered:
-                out.append(Match(None, start, start, ()))
+                out.append(Match(None, start, start, (), MatchKind.UNMATCHED))
             self.start = start + 1
             return
         self.match_number += 1

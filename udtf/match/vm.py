@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..program import ACCEPT, WAITS, Kind, Program, closures, required
+from ..program import ACCEPT, WAITS, Kind, Program, closures, growing, required
 from ..plan import Semantics
+from ..rows import Match, MatchKind
 from .conditions import Conditions
 
 
@@ -36,6 +37,7 @@ class Machine:
         exits = semantics is Semantics.STANDARD
         self.closure = (closures(program, False, exits), closures(program, True, exits))
         self.need = required(program)
+        self.growing = growing(program)  # per state: can a run in it still store a row
         # a variable's necessary row-level condition: its mask (None: any row may do)
         self.masks = {v: c.mask for v, c in conditions.define.items() if c.mask is not None}
 
@@ -110,6 +112,18 @@ class Machine:
             return True
         first, last = self.rows.order[start], self.rows.order[row]
         return first is not None and last is not None and last - first <= self.within_limit
+
+    def timed_out(self, threads) -> list:
+        """The timed-out partial matches of ``threads`` (``(..., state, facts, chain)`` tuples
+        ending so) whose WITHIN window closed: each distinct partial match of a run that could
+        still store a row, once, in run order.  A run that can only wait to be confirmed (a
+        trailing notFollowedBy) is not one: the window close confirms it."""
+        found: dict = {}
+        for *_, state, _facts, chain in threads:
+            if chain is not None and self.growing[state]:
+                rows = self.rows_of(chain)
+                found.setdefault(rows, Match(None, rows[0][0], rows[-1][0], rows, MatchKind.TIMED_OUT))
+        return list(found.values())
 
     @staticmethod
     def rows_of(chain) -> tuple:
