@@ -1,6 +1,6 @@
 """sparkcep against a live Trino 476 on the same rows, query shape by query shape.
 
-    python bench/trino.py [--rows 2000000] [--symbols 100] [--growth 2000,4000,8000,16000]
+    python bench/vs_trino.py [--rows 2000000] [--symbols 100] [--growth 2000,4000,8000,16000]
                           [--shapes vshape_one,...] [--runs 1] [--timeout 900]
 
 Both engines generate the same rows themselves, from the same integer formulas (no data is
@@ -202,8 +202,10 @@ def measure(name: str, sql: str, spark: Spark, trino: Trino, args) -> dict:
         theirs, theirs_answer = timed(lambda: trino.run(sql), args.runs, args.timeout)
     except Exception as e:  # Trino's statement time limit
         theirs, theirs_answer = None, f"error: {str(e).splitlines()[0][:120]}"
-    same = "same" if theirs is None or [str(v) for v in mine_answer] == [str(v) for v in theirs_answer] \
-        else "DIFFERENT"
+    if theirs is None:
+        same = "not compared"
+    else:
+        same = "same" if [str(v) for v in mine_answer] == [str(v) for v in theirs_answer] else "DIFFERENT"
     ratio = mine / theirs if theirs else float("nan")
     print(f"{name:22} sparkcep {mine:8.2f}s  trino {theirs if theirs else float('nan'):8.2f}s  "
           f"ratio {ratio:5.2f}  answer {same} {mine_answer}" + ("" if same == "same" else f" vs {theirs_answer}"),
