@@ -27,8 +27,8 @@ from udtf.arrow import PartitionRunner
 from udtf.compile import compile_pattern
 from udtf.errors import MatchRecognizeError
 from udtf.pattern import parse_pattern, variables
-from udtf.plan import (Atom, Condition, EnginePlan, Output, OutputKind, RowsMode, Semantics, Skip, SkipMode,
-                       Value)
+from udtf.plan import (Atom, Condition, EnginePlan, Limits, Output, OutputKind, RowsMode, Semantics, Skip,
+                       SkipMode, Value)
 from udtf.stream import (END_OF_STREAM, Column, OrderKey, Stepper, StreamSpec, dump_state, load_state,
                          lookback)
 from udtf.transport import Transport, encode, transport
@@ -95,7 +95,7 @@ class Case:
             masks=tuple(f"m_{v}" for v in mask_vars) + tuple(f"u_{v}" for v in until), derived=(),
             values=(Value("x", "bigint"),), order_key="t" if within is not None else None,
             within=within * SECOND if within is not None else None, lookahead=0, atoms=atoms,
-            output=tuple(outputs), max_threads=100_000, ansi=True)
+            output=tuple(outputs), limits=Limits(), ansi=True)
         spark_types = {"k": "string", "seq": "bigint", "x": "bigint", "ts": "timestamp", "t": "bigint",
                        **{f"m_{v}": "boolean" for v in mask_vars}, **{f"u_{v}": "boolean" for v in until}}
         json_types = {"string": '"string"', "bigint": '"long"', "boolean": '"boolean"', "timestamp": '"timestamp"'}
