@@ -5,7 +5,8 @@ The rewrite runs as for a batch query, with two differences (``StreamCatalog``):
 keeps PREV / NEXT in the engine (a stream has no window functions), and in place of the UDTF
 call the clause reads a temporary view::
 
-    SELECT <shipped columns, encoded for pandas (udtf.transport)>
+    SELECT <the event time as is (Spark drops late rows by it)>,
+           <shipped columns, encoded for pandas (udtf.transport)>
     FROM (SELECT *, <row-level precomputed columns> FROM <input>)
     GROUP BY <PARTITION BY>  -> transformWithStateInPandas(udtf.stream.MatchRecognizeProcessor,
                                                           Append, EventTime)
