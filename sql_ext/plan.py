@@ -452,6 +452,8 @@ class _Planner:
         if isinstance(inner, (Running, Final)):  # NEXT(FINAL LAST(x), 1)
             final = isinstance(inner, Final)
         members, mode, logical, physical, arg = self.navigation(node)
+        if physical > 0:  # a match is reported once the rows its NEXT reads are there
+            self.plan.lookahead = max(self.plan.lookahead, physical)
         if not _has_match_state(arg):
             column = self.plan.column_for(self.argument_column(arg), node)
             return self.add_atom(MeasureAtom(Atom(ir.Nav(None, None, members, mode, logical, physical), final),

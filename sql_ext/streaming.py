@@ -5,7 +5,8 @@ The rewrite runs as for a batch query, with two differences (``StreamCatalog``):
 keeps PREV / NEXT in the engine (a stream has no window functions), and in place of the UDTF
 call the clause reads a temporary view::
 
-    SELECT <shipped columns, encoded for pandas (udtf.transport)>
+    SELECT <the event time as is (Spark drops late rows by it)>,
+           <shipped columns, encoded for pandas (udtf.transport)>
     FROM (SELECT *, <row-level precomputed columns> FROM <input>)
     GROUP BY <PARTITION BY>  -> transformWithStateInPandas(udtf.stream.MatchRecognizeProcessor,
                                                           Append, EventTime)
@@ -19,6 +20,8 @@ from __future__ import annotations
 import json
 
 from udtf.errors import MatchRecognizeError
+from udtf.pattern import Anchor, Neg, Repeat, Var, walk
+from udtf.plan import Semantics
 from udtf.stream import Column, MatchRecognizeProcessor, OrderKey, StreamSpec, lookback
 from udtf.transport import Transport, decode_sql, encode_sql, transport
 
@@ -48,8 +51,8 @@ def stream(spark, sql: str, args=None):
     trees = parse(sql)
     clauses = [c for tree in trees for c in find_match_recognize(tree)]
     if len(clauses) != 1:
-        raise MatchRecognizeError("stream() takes a statement with exactly one MATCH_RECOGNIZE"
-                                  + (f"; this one has {len(clauses)}" if clauses else ""))
+        raise error("stream() takes a statement with exactly one MATCH_RECOGNIZE"
+                    + (f"; this one has {len(clauses)}" if clauses else ""), clauses[1] if clauses else None)
     provider = spark.conf.get(_PROVIDER, _DEFAULT_PROVIDER)
     if provider == _DEFAULT_PROVIDER:
         spark.conf.set(_PROVIDER, ROCKSDB)
@@ -71,6 +74,7 @@ class StreamCatalog(SparkCatalog):
         """Create the view ``stream_view(lowered.name)`` running ``lowered`` over the streaming
         query ``computed`` (whose columns are ``computed_fields``)."""
         clause = analysis.clause
+        check_final(analysis)
         source = self.run(computed, self.args)
         if not source.isStreaming:
             raise error("stream(): the input of MATCH_RECOGNIZE is not a streaming relation (use "
@@ -87,11 +91,14 @@ class StreamCatalog(SparkCatalog):
         order = tuple(OrderKey(analysis_column(analysis, o.this), bool(o.args.get("desc")),
                                _nulls_first(o)) for o in clause.order)
         spec = StreamSpec(lowered.plan.to_json(), inputs, outputs, order, lookback(lowered.plan))
-        columns = [f"{encode_sql(quote(c.name), c.transport)} AS {quote(c.name)}" for c in inputs]
+        fresh = (name for name in (f"__sparkcep_{k}" for k in range(len(source.columns) + 2))
+                 if name not in source.columns)
+        # the event time as is, so Spark drops and counts late rows (numRowsDroppedByWatermark)
+        columns = [f"{quote(event_time)} AS {quote(next(fresh))}"]
+        columns += [f"{encode_sql(quote(c.name), c.transport)} AS {quote(c.name)}" for c in inputs]
         keys = list(lowered.plan.partition)
         if not keys:  # one partition: one grouping key
-            keys = [next(name for name in (f"__sparkcep_key{k}" for k in range(len(inputs) + 1))
-                         if name not in lowered.shipped)]
+            keys = [next(fresh)]
             columns.insert(0, f"0 AS {quote(keys[0])}")  # the processor reads the shipped columns last
         encoded = source.selectExpr(*columns)
         from pyspark.sql.types import StructType
@@ -104,6 +111,27 @@ class StreamCatalog(SparkCatalog):
         decoded = matched.selectExpr(*[f"{decode_sql(quote(c.name), c.transport, f.type)} AS {quote(c.name)}"
                                        for c, f in zip(outputs, lowered.output)])
         decoded.createOrReplaceTempView(stream_view(lowered.name))
+
+
+def check_final(analysis: Analysis) -> None:
+    """Refuse, at its line:column, a PATTERN whose matches no row could make final before the
+    stream ends: the anchor ``$`` (the partition's last row), and - standard semantics without
+    WITHIN - a greedy unbounded loop over variables with no DEFINE (always true: a match
+    starting before it would be replaced by a longer one at every later row)."""
+    for node in walk(analysis.pattern):
+        if isinstance(node, Anchor) and node.kind == "$":
+            raise MatchRecognizeError("PATTERN anchor $ on a stream: the last row of a partition is known only "
+                                      "when the stream ends, so no match using it could be emitted", *node.pos)
+        if analysis.semantics is Semantics.STANDARD and analysis.clause.within is None and \
+                isinstance(node, Repeat) and node.greedy and node.max is None and node.until is None:
+            body = list(walk(node.body))
+            names = [n.name for n in body if isinstance(n, Var)]
+            if names and not any(isinstance(n, (Neg, Anchor)) for n in body) and \
+                    not any(name in analysis.definitions for name in names):
+                raise MatchRecognizeError(
+                    f"PATTERN: a greedy unbounded loop over {', '.join(dict.fromkeys(names))} (no DEFINE: "
+                    "always true) takes every later row, so no match is final before the stream ends; "
+                    "add WITHIN, a DEFINE, or make the loop reluctant", *node.pos)
 
 
 def _nulls_first(ordered) -> bool:

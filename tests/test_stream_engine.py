@@ -27,8 +27,8 @@ from udtf.arrow import PartitionRunner
 from udtf.compile import compile_pattern
 from udtf.errors import MatchRecognizeError
 from udtf.pattern import parse_pattern, variables
-from udtf.plan import (Atom, Condition, EnginePlan, Limits, Output, OutputKind, RowsMode, Semantics, Skip, SkipMode,
-                       Value)
+from udtf.plan import (Atom, Condition, EnginePlan, Limits, Output, OutputKind, RowsMode, Semantics, Skip,
+                       SkipMode, Value)
 from udtf.stream import (END_OF_STREAM, Column, OrderKey, Stepper, StreamSpec, dump_state, load_state,
                          lookback)
 from udtf.transport import Transport, encode, transport

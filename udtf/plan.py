@@ -145,7 +145,7 @@ class EnginePlan(NamedTuple):
     values: tuple  # of Value
     order_key: str | None
     within: float | None  # in order_key units
-    lookahead: int  # rows past the current one that DEFINE reads (NEXT)
+    lookahead: int  # rows past the current one that DEFINE or MEASURES read (NEXT)
     atoms: tuple  # of Atom
     output: tuple  # of Output, one per UDTF output column
     limits: Limits

@@ -16,7 +16,7 @@ class Options(NamedTuple):
     timeouts: bool = False  # also report partial matches whose WITHIN window closed (MatchKind.TIMED_OUT)
     unmatched: bool = False  # WITH UNMATCHED ROWS
     limits: Limits = Limits()
-    lookahead: int = 0  # rows past the current one that DEFINE may read (NEXT of a variable)
+    lookahead: int = 0  # rows past the current one that DEFINE or MEASURES may read (NEXT)
 
 
 class Matcher(ABC):
@@ -69,7 +69,7 @@ class Matcher(ABC):
         return first is None or self.horizon - first >= limit
 
     def _limit(self) -> int:
-        """Rows that may be processed now: DEFINE may look ``lookahead`` rows ahead."""
+        """Rows that may be processed now: DEFINE and MEASURES may look ``lookahead`` rows ahead."""
         return self.rows.size if self.finished else self.rows.size - self.options.lookahead
 
     def _check_threads(self, threads, row: int):

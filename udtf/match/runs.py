@@ -55,12 +55,12 @@ class RunMatcher:
         self.masks = masks  # per element: mask name or None (TRUE)
         self.past_last = skip is SkipMode.PAST_LAST_ROW
 
-    def match(self, rows: Rows, start: int, final: bool):
+    def match(self, rows: Rows, start: int, final: bool, end: int):
         """(starts, ends, takes, next start) of the matches from start rows ``start`` on that the
-        rows so far decide (all of them when ``final``: the partition is complete), in order;
-        None when the data needs backtracking.  A start is undecided while one of its runs
-        reaches the last row known (it might go on)."""
-        n = rows.size - start
+        rows before ``end`` decide (all of them when ``final``: the partition is complete), in
+        order; None when the data needs backtracking.  A start is undecided while one of its
+        runs reaches row ``end - 1`` (it might go on)."""
+        n = end - start
         masks = [np.frombuffer(rows.masks[name], dtype=np.uint8, count=n, offset=start).astype(bool) if name
                  else np.ones(n, dtype=bool) for name in self.masks]
         last = len(self.sequence) - 1
@@ -131,15 +131,19 @@ class RunsMatcher:
         return self._match(final=True)
 
     def _match(self, final: bool) -> list:
+        # MEASURES may read ``lookahead`` rows past a match (NEXT): only rows before those decide
+        end = self.rows.size if final else self.rows.size - self.fallback.options.lookahead
+        if not self.delegated and end <= self.start:
+            return []
         if not self.delegated:
-            found = self.runs.match(self.rows, self.start, final)
+            found = self.runs.match(self.rows, self.start, final, end)
             if found is not None:
                 starts, ends, takes, self.start = found
                 if len(starts):
                     k = int(np.argmax(ends - starts))
                     self.fallback.check_span(int(starts[k]), int(ends[k]))
-                if self.start < self.rows.size:  # undecided: its runs reach the last row
-                    self.fallback.check_span(self.start, self.rows.size - 1)
+                if self.start < end:  # undecided: its runs reach the last row
+                    self.fallback.check_span(self.start, end - 1)
                 block = self.runs.block(starts, ends, takes, self.number + 1)
                 self.number += len(block)
                 return [block] if len(block) else []
