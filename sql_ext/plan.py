@@ -307,15 +307,21 @@ class _Planner:
             comparisons.append(Comparison(op, *sides))
         return tuple(comparisons) or None
 
+    def computed(self, spark, node):
+        """The engine expression for ``node`` whose Spark column is ``spark``: its literal, or
+        the value Spark computes per row; None for a constant the engine evaluates itself (as
+        lazily as Spark, ``optimize``)."""
+        lit = _literal(spark)
+        if lit is not None:
+            return lit
+        return None if _constant(spark) else ir.Col(self.plan.value_column(spark, node), None)
+
     def state(self, node):
         """Engine expression (untyped) for a DEFINE sub-expression that reads the match state."""
         spark = self.row_level(node)
-        if spark is not None:
-            lit = _literal(spark)
-            if lit is not None:
-                return lit
-            if not _constant(spark):
-                return ir.Col(self.plan.value_column(spark, node), None)
+        value = self.computed(spark, node) if spark is not None else None
+        if value is not None:
+            return value
         # match state, or a constant the engine evaluates as lazily as Spark (``optimize``)
         if isinstance(node, (exp.Paren, Running)):
             return self.state(node.this)
@@ -375,12 +381,9 @@ class _Planner:
         """An aggregate's argument at one of its rows: Spark computes it when it reads only that
         row's columns; CLASSIFIER() (the row's own variable) and MATCH_NUMBER() are the engine's."""
         spark = None if _has_match_state(node) else self.argument_column(node)
-        if spark is not None:
-            lit = _literal(spark)
-            if lit is not None:
-                return lit
-            if not _constant(spark):
-                return ir.Col(self.plan.value_column(spark, node), None)
+        value = self.computed(spark, node) if spark is not None else None
+        if value is not None:
+            return value
         if isinstance(node, exp.Paren):
             return self.row_expr(node.this)
         if isinstance(node, Classifier):
