@@ -227,6 +227,18 @@ class FactTable:
         args = [compile_row(a, self) for a in agg.args]
         keep = compile_row(agg.filter, self) if agg.filter is not None else None
         step = fold.step
+        if keep is None and len(agg.args) == 1 and isinstance(agg.args[0], Col):
+            values = self.columns[agg.args[0].name]
+
+            def update_column(old, row, var):  # the common case, without the generic context
+                if not member(var):
+                    return old
+                try:
+                    return step(old, values[row])
+                except SparkError as e:
+                    raise located(e, agg.at) from None
+
+            return update_column, fold.initial
 
         def update(old, row, var):
             if not member(var):
@@ -255,6 +267,25 @@ class FactTable:
     def fold(self, facts: tuple, row: int, var: int) -> tuple:
         """Facts after mapping ``row`` to variable ``var``."""
         return tuple(update(old, row, var) for update, old in zip(self._updaters, facts))
+
+    def folder(self, var: int):
+        """``fn(facts, row) -> facts`` = ``fold(facts, row, var)``, touching only the folds over
+        ``var``."""
+        slots = [(i, update) for i, (fact, update) in enumerate(zip(self.facts, self._updaters))
+                 if fact.vars is None or var in fact.vars]
+        if not slots:
+            return lambda facts, row: facts
+        if len(self.facts) == 1:
+            update = slots[0][1]
+            return lambda facts, row: (update(facts[0], row, var),)
+
+        def fold(facts, row):
+            out = list(facts)
+            for i, update in slots:
+                out[i] = update(out[i], row, var)
+            return tuple(out)
+
+        return fold
 
 
 def located(error: SparkError, at: Pos) -> MatchRecognizeError:
@@ -339,6 +370,13 @@ def _compile_common(expr, compile_child, ansi: bool):
         else:
             convert = scalar.cast_chain(SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain], ansi)
         arg, at = compile_child(expr.arg), expr.at
+        if isinstance(expr.arg, Lit):  # a constant: cast once, unless that fails (then per row)
+            try:
+                value = convert(arg(None))
+            except SparkError:
+                pass
+            else:
+                return lambda ctx: value
 
         def cast(ctx):
             try:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..program import ACCEPT, WAITS, Kind, Program, closures, required
+from ..program import ACCEPT, WAITS, Kind, Program, closures, literals, required
 from ..plan import Semantics
 from .conditions import Conditions
+
+CLASS_MASKS = 12  # masks that make up a row's class (further masks are read per run)
+KEEP = "keep"  # the plan of a state whose runs ignore the row and stay as they are
 
 
 class Machine:
@@ -38,6 +41,70 @@ class Machine:
         self.need = required(program)
         # a variable's necessary row-level condition: its mask (None: any row may do)
         self.masks = {v: c.mask for v, c in conditions.define.items() if c.mask is not None}
+        self.conditions = conditions
+        self.program = program
+        self.waiting = any(h is not None for h in self.holds)
+        # the masks the transitions read: a row's class is their bits (``classes``)
+        names: dict = {}
+        for state in program.states:
+            for t in state.transitions:
+                for guard in (t.guard, t.stop):
+                    for literal in literals(guard) if guard is not None else ():
+                        condition = conditions.of(literal)
+                        if condition is not None and condition.mask is not None:
+                            names.setdefault(condition.mask, None)
+        self.class_masks = list(names)[:CLASS_MASKS]
+        self.plans: list = [{} for _ in program.states]  # state -> {row class: plan}
+        # can two moves of one row give the same run twice (see ``plan``)?  Not when every
+        # closure holds one waiting or consuming state, no state waits, and no state has two
+        # ignoring transitions or two transitions storing into one target alike
+        self.forks = self.waiting or any(
+            sum(s != ACCEPT for s in closure) > 1 for table in self.closure for closure in table) or any(
+            sum(t.var < 0 for t in state.transitions) > 1 or
+            len({(t.var, t.excluded, t.target) for t in state.transitions}) < len(state.transitions)
+            for state in program.states)
+
+    def classes(self, lo: int, hi: int) -> list:
+        """The class of rows ``lo`` to ``hi`` - 1: bit i = mask ``class_masks[i]`` (vectorized)."""
+        out = np.zeros(hi - lo, dtype=np.int64)
+        for bit, name in enumerate(self.class_masks):
+            out |= np.frombuffer(self.rows.masks[name], dtype=np.uint8, count=hi - lo, offset=lo).astype(np.int64) << bit
+        return out.tolist()
+
+    def row_class(self, row: int) -> int:
+        """The class of one row (see ``classes``)."""
+        masks, cls = self.rows.masks, 0
+        for bit, name in enumerate(self.class_masks):
+            cls |= masks[name][row] << bit
+        return cls
+
+    def plan(self, state: int, cls: int):
+        """The moves of a run in ``state`` over a row of class ``cls``, in priority order:
+        KEEP (the one move ignores the row and stays in ``state``: the run is unchanged),
+        or ``(tested, moves)``: each move ``(test, var, excluded, target, closure, fold)``
+        fires when ``test`` (None, or ``fn(row, facts, memo)``: the rest of its guard and
+        stop, see ``Conditions.residual``) holds; ``closure`` = the epsilon closure of
+        ``target``; ``fold(facts, row)`` folds a stored row (None: no facts); ``tested``:
+        some move has a test (a fresh memo is needed)."""
+        plans = self.plans[state]
+        found = plans.get(cls)
+        if found is not None:
+            return found
+        known = {name: bool(cls >> bit & 1) for bit, name in enumerate(self.class_masks)}
+        conditions, moves = self.conditions, []
+        for t in self.program.states[state].transitions:
+            test = conditions.residual_move(t.guard, t.stop, known)
+            if test is False:
+                continue
+            fold = self.table.folder(t.var) if t.var >= 0 and self.stateful else None
+            moves.append((None if test is True else test, t.var, t.excluded, t.target,
+                          self.closure[False][t.target], fold))
+        if len(moves) == 1 and moves[0][0] is None and moves[0][1] < 0 and self.closure[False][moves[0][3]] == (state,):
+            found = KEEP
+        else:
+            found = (any(m[0] is not None for m in moves), tuple(moves))
+        plans[cls] = found
+        return found
 
     def deadlines(self) -> list:
         """Per state, the last row a run in it can still read and accept from, once the whole
