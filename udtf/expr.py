@@ -370,6 +370,8 @@ def _compile_common(expr, compile_child, ansi: bool):
         else:
             convert = scalar.cast_chain(SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain], ansi)
         arg, at = compile_child(expr.arg), expr.at
+        if convert is scalar.identity and isinstance(expr.arg, Col):
+            return arg  # a widening of a column's values: nothing to convert, nothing to raise
         if isinstance(expr.arg, Lit):  # a constant: cast once, unless that fails (then per row)
             try:
                 value = convert(arg(None))

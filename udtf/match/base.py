@@ -1,6 +1,7 @@
 """What every matcher shares: its options and the incremental feeding protocol."""
 from __future__ import annotations
 
+import operator
 from abc import ABC, abstractmethod
 from typing import NamedTuple
 
@@ -93,3 +94,9 @@ def forget(matcher, lookback: int) -> int:
         matcher.rows.rebase(shift)
         matcher.rebase(shift)
     return shift
+
+
+def ascending_keys(order: list, lo: int, hi: int) -> bool:
+    """Are the WITHIN keys of rows ``lo`` to ``hi`` - 1 all present and ascending?"""
+    keys = order[lo:hi]
+    return None not in keys and all(map(operator.le, keys, keys[1:]))

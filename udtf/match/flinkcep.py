@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..plan import SkipMode
 from ..program import ACCEPT, Kind
 from ..rows import Match
-from .base import Matcher, Options
+from .base import Matcher, Options, ascending_keys
 from .vm import KEEP, Machine, shifted
 
 
@@ -60,21 +60,32 @@ class FlinkMatcher(Matcher):
         order, window = self.rows.order, options.within
         live_runs, match_rows = options.limits.live_runs, options.limits.match_rows
         fresh = [s for s in machine.closure[False][machine.start_state] if s != ACCEPT]
-        initial = machine.initial_facts
+        initial, waiting, origin = machine.initial_facts, machine.waiting, -self.rows.dropped
+        # over ascending WITHIN keys the runs a row ends are the oldest ones (a prefix)
+        ascending = window is not None and ascending_keys(order, min((t[0] for t in self.threads), default=first), limit)
         for row, cls in zip(range(first, limit), classes):
-            if machine.waiting:
+            if waiting:
                 threads = self._report(*self._release(row), out)
             elif self.pending:  # in run order already: no run waits
                 threads = self._report(self.threads, [a[3:] for a in self.pending], out)
             else:
                 threads = self.threads
-            if window is not None:
+            if window is None:
+                pass
+            elif ascending:
+                last = order[row]
+                if threads and last - order[threads[0][0]] > window:
+                    oldest = 1
+                    while oldest < len(threads) and last - order[threads[oldest][0]] > window:
+                        oldest += 1
+                    threads = threads[oldest:]
+            else:
                 last = order[row]
                 threads = [] if last is None else [
                     t for t in threads if order[t[0]] is not None and last - order[t[0]] <= window]
             if not threads:
                 self.quiet = (row, self.match_number)
-            if row + self.rows.dropped == 0 or machine.waiting:
+            if row == origin or waiting:
                 threads += [(row, s, f, c) for s, f, c in self._starting(row)]
             else:
                 for s in fresh:  # a run that cannot read its first row is not started
@@ -83,7 +94,7 @@ class FlinkMatcher(Matcher):
                         threads.append((row, s, initial, None))
             nxt: list = []
             accepts: list = []  # (False, index, 0, start, end, chain), see ``_release``
-            seen: set = set()
+            seen = set() if forks else None
             if threads and row - threads[0][0] >= match_rows:  # in run order: the first is the oldest
                 self.check_span(threads[0][0], row)
             for thread in threads:
@@ -102,7 +113,7 @@ class FlinkMatcher(Matcher):
                         if chain is not None:
                             for s in closure:
                                 if s != ACCEPT:
-                                    nxt.append((start, s, facts, chain))
+                                    nxt.append(thread if s == state else (start, s, facts, chain))
                         continue
                     if fold is None:
                         new_facts = facts
@@ -188,7 +199,8 @@ class FlinkMatcher(Matcher):
         dead_starts: set = set()
         dead_ranges: list = []
         for start, end, chain in accepts:
-            if start in dead_starts or any(lo <= start < hi for lo, hi in dead_ranges):
+            if (dead_starts or dead_ranges) and (
+                    start in dead_starts or any(lo <= start < hi for lo, hi in dead_ranges)):
                 continue
             rows = self.machine.rows_of(chain)
             self.match_number += 1

@@ -163,6 +163,9 @@ def _identity(v):
     return v
 
 
+identity = _identity  # what ``cast`` / ``cast_chain`` return for a cast that changes no value
+
+
 def _null_safe(f):
     def g(v):
         return None if v is None else f(v)
@@ -197,6 +200,8 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool):
     if dst.is_integral:
         lo, hi = dst.int_range
         bits = _BITS[dk]
+        if src.is_integral and lo <= src.int_range[0] and src.int_range[1] <= hi:
+            return _identity  # a widening: every value fits
         if src.is_integral:
             def int_to_int(v):
                 if v is None:
