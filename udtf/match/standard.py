@@ -12,7 +12,8 @@ from ..errors import LimitExceeded, MatchRecognizeError
 from ..plan import LIMIT_CONFS, SkipMode
 from ..rows import Match
 from .base import Matcher, Options
-from .vm import Machine, shifted
+from ..program import ACCEPT
+from .vm import KEEP, Machine, shifted
 
 
 class StandardMatcher(Matcher):
@@ -55,9 +56,11 @@ class StandardMatcher(Matcher):
                 if self._scan(out) is False:
                     return
                 self._begin(self.start)
+            limit, window = self._limit(), self.options.within is not None
+            steps_limit, match_rows = self.options.limits.steps_per_start, self.options.limits.match_rows
             while self.threads:
                 row = self.pos
-                if row >= self._limit():
+                if row >= limit:
                     if not self.finished:
                         if not self.closed(self.start):
                             return
@@ -67,22 +70,23 @@ class StandardMatcher(Matcher):
                     self._close(self.threads)
                     self.threads = []
                     break
-                if not machine.within(self.start, row):
+                if window and not machine.within(self.start, row):
                     self._close(self.threads, row)
                     self.threads = []
                     break
-                self.check_span(self.start, row)
+                if row - self.start >= match_rows:
+                    self.check_span(self.start, row)
                 self.steps += len(self.threads)
-                if self.steps > self.options.limits.steps_per_start:
+                if self.steps > steps_limit:
                     raise LimitExceeded(f"more than {self.options.limits.steps_per_start} run steps from start "
                                         f"row {self.start + self.rows.dropped + 1}",
                                         LIMIT_CONFS["steps_per_start"], row)
-                nxt, seen = [], set()
+                nxt, seen, cls = [], set(), machine.row_class(row)
                 for thread in self.threads:
-                    if self._step(thread, row, nxt, seen):
+                    if self._step(thread, row, cls, nxt, seen):
                         break
                 self._check_threads(nxt, row)
-                self.threads = self._viable(nxt, row + 1)
+                self.threads = self._viable(nxt, row + 1) if self.finished else nxt
                 self.pos = row + 1
             best, self.best = self.best, None
             if best is None:
@@ -123,20 +127,51 @@ class StandardMatcher(Matcher):
         """The last row of a match (``start - 1`` for an empty one)."""
         return chain[0] if chain is not None else self.start - 1
 
-    def _step(self, thread, row, out, seen) -> bool:
-        """Advance one thread over ``row`` (holds are resolved first).  True when cut."""
+    def _step(self, thread, row, cls, out, seen) -> bool:
+        """Advance one thread over ``row`` of class ``cls`` (holds are resolved first) by its
+        state's plan (``Machine.plan``); ``seen``: the (state, facts) of the threads in ``out``
+        (an equivalent thread of lower priority is dropped).  True when a thread accepts: it
+        cuts every thread of lower priority."""
         machine = self.machine
         state, facts, chain = thread
         if machine.holds[state] is not None:
             released: list = []
             cut = machine.release(state, facts, chain, row, released, lambda f, c: self._record(c, self._end(c)))
             for t in released:
-                if self._step(t, row, out, seen):
+                if self._step(t, row, cls, out, seen):
                     return True
             return cut
-        for target, new_facts, new_chain, _ in machine.moves(state, facts, chain, row):
-            if machine.add(target, new_facts, new_chain, False, out, seen, lambda f, c: self._record(c, row)):
-                return True
+        plan = machine.plans[state].get(cls) or machine.plan(state, cls)
+        if plan is KEEP:
+            if chain is not None and (state, facts) not in seen:  # a run never starts with an ignored row
+                seen.add((state, facts))
+                out.append(thread)
+            return False
+        tested, moves = plan
+        memo = {} if tested else None
+        for test, var, excluded, target, closure, fold in moves:
+            if test is not None and not test(row, facts, memo):
+                continue
+            if var >= 0:
+                if fold is None:
+                    new_facts = facts
+                elif memo is not None and var in memo:
+                    new_facts = memo[var]
+                else:
+                    new_facts = fold(facts, row)
+                new_chain = (row, var, excluded, chain)
+            elif chain is None:
+                continue
+            else:
+                new_facts, new_chain = facts, chain
+            for s in closure:
+                if s == ACCEPT:
+                    self.best = (row, new_chain)
+                    return True
+                key = (s, new_facts)
+                if key not in seen:
+                    seen.add(key)
+                    out.append((s, new_facts, new_chain))
         return False
 
     def _close(self, threads, row=None):

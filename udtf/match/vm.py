@@ -18,8 +18,8 @@ KEEP = "keep"  # the plan of a state whose runs ignore the row and stay as they 
 
 
 class Machine:
-    """Transitions with compiled guards, waiting states, epsilon closures, and the moves of a
-    thread over one row."""
+    """Waiting states, epsilon closures, and the moves of a thread over one row: per state and
+    row class, a plan with the masks' part of every guard decided (``plan``)."""
 
     def __init__(self, program: Program, conditions: Conditions, semantics: Semantics, within=None):
         self.rows = conditions.rows
@@ -27,12 +27,7 @@ class Machine:
         self.within_limit = within  # max distance between first and last row, in ``rows.order`` units
         self.stateful = bool(conditions.table.facts)
         self.initial_facts = conditions.table.initial
-        self.fold = conditions.table.fold
         self.start_state = program.start
-        self.transitions = [
-            tuple((conditions.guard(t.guard), conditions.guard(t.stop) if t.stop is not None else None,
-                   t.var, t.excluded, t.target) for t in state.transitions)
-            for state in program.states]
         # (kind, guard, target) of a state that waits for the next row, else None
         self.holds = [(state.kind, conditions.guard(state.guard) if state.kind is Kind.PEEK else None, state.target)
                       if state.kind in WAITS else None for state in program.states]
@@ -132,19 +127,6 @@ class Machine:
                 seen.add(key)
             out.append((s, facts, chain))
         return False
-
-    def moves(self, state, facts, chain, row):
-        """(target, facts, chain, stored) for each transition of ``state`` that reads ``row``,
-        in priority order."""
-        for guard, stop, var, excluded, target in self.transitions[state]:
-            if guard is not None and not guard(row, facts):
-                continue
-            if stop is not None and stop(row, facts):
-                continue
-            if var >= 0:
-                yield target, self.fold(facts, row, var) if self.stateful else facts, (row, var, excluded, chain), True
-            elif chain is not None:  # a run never starts with an ignored row
-                yield target, facts, chain, False
 
     def release(self, state, facts, chain, row, out, accept, expired=False, visited=frozenset()) -> bool:
         """Resolve a thread held before ``row`` is read.  ``row`` None: the partition ended, every
