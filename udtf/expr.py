@@ -322,6 +322,14 @@ def compile_expr(expr, scope: Scope):
         if expr.column is None:
             return landing
         values = scope.columns[expr.column]
+        if not expr.logical and not expr.physical:  # a row of the run: in the partition
+            slot = scope.facts.index[position_fact(expr.mode, expr.vars, 0)]
+
+            def own(ctx):
+                found = ctx[1][slot]
+                return None if found is None else values[found[0]]
+
+            return own
 
         def nav(ctx):
             target = landing(ctx)
@@ -364,14 +372,15 @@ def compile_constant(expr, ansi: bool):
 
 
 def _compile_common(expr, compile_child, ansi: bool):
+    # a node's runtime errors are located at it; a node that cannot raise and has no child that
+    # raises unlocated (an aggregate's result) needs no handler
     if isinstance(expr, Cast):
+        source, chain = SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain]
         if expr.safe:
-            convert = scalar.cast(SqlType.parse(expr.source), SqlType.parse(expr.chain[-1]), ansi, try_=True)
+            convert = scalar.cast(source, chain[-1], ansi, try_=True)
         else:
-            convert = scalar.cast_chain(SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain], ansi)
+            convert = scalar.cast_chain(source, chain, ansi)
         arg, at = compile_child(expr.arg), expr.at
-        if convert is scalar.identity and isinstance(expr.arg, Col):
-            return arg  # a widening of a column's values: nothing to convert, nothing to raise
         if isinstance(expr.arg, Lit):  # a constant: cast once, unless that fails (then per row)
             try:
                 value = convert(arg(None))
@@ -379,6 +388,10 @@ def _compile_common(expr, compile_child, ansi: bool):
                 pass
             else:
                 return lambda ctx: value
+        if not isinstance(expr.arg, Agg) and (expr.safe or not scalar.cast_raises(source, chain)):
+            if convert is scalar.identity:
+                return arg
+            return lambda ctx: convert(arg(ctx))
 
         def cast(ctx):
             try:
@@ -388,8 +401,11 @@ def _compile_common(expr, compile_child, ansi: bool):
 
         return cast
     if isinstance(expr, Call):
-        call = scalar.compile_call(expr.fn, [SqlType.parse(t) for t in expr.arg_types], SqlType.parse(expr.type),
-                                   ansi, [compile_child(a) for a in expr.args])
+        arg_types = [SqlType.parse(t) for t in expr.arg_types]
+        call = scalar.compile_call(expr.fn, arg_types, SqlType.parse(expr.type), ansi,
+                                   [compile_child(a) for a in expr.args])
+        if not any(isinstance(a, Agg) for a in expr.args) and not scalar.call_raises(expr.fn, arg_types):
+            return call
         at = expr.at
 
         def apply(ctx):
