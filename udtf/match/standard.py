@@ -28,6 +28,7 @@ class StandardMatcher(Matcher):
         self.best = None  # (end, chain) of its preferred accepting thread so far
         self.covered = -1  # last row that belongs to a reported match
         self.deadline = None  # per state, once the partition is complete (Machine.deadlines)
+        self.classes: list = []  # the class of each row held (``Machine.classes``), for ``_scan``
 
     def resume(self, start: int, matches: int):
         """Take over a partition at start row ``start`` after ``matches`` matches."""
@@ -41,6 +42,7 @@ class StandardMatcher(Matcher):
         self.start -= shift
         self.pos -= shift
         self.covered -= shift
+        del self.classes[:shift]
         table, memo = self.machine.table, {}
         self.threads = [(s, table.shifted(f, shift), shifted(c, shift, memo)) for s, f, c in self.threads]
         if self.best is not None:
@@ -96,7 +98,19 @@ class StandardMatcher(Matcher):
 
     def _scan(self, out):
         """Decide starts from ``self.start`` on without the VM, where a faster tier can (see
-        ``match.dfa``).  False: wait for more rows; None: let the VM decide ``self.start``."""
+        ``match.dfa``).  False: wait for more rows; None: let the VM decide ``self.start``.
+        Here: skip the starts that the classes of their row and the next rule out
+        (``Machine.dead``)."""
+        machine, size, start = self.machine, self.rows.size, self.start
+        if start + self.rows.dropped == 0 or start + 1 >= size:
+            return None
+        classes = self.classes
+        if len(classes) < size:
+            classes += machine.classes(len(classes), size)
+        dead = machine.dead
+        while start + 1 < size and dead(classes[start], classes[start + 1]):
+            self._decide(out, None, ())
+            start = self.start
         return None
 
     def _begin(self, start: int):

@@ -50,6 +50,7 @@ class Machine:
                             names.setdefault(condition.mask, None)
         self.class_masks = list(names)[:CLASS_MASKS]
         self.plans: list = [{} for _ in program.states]  # state -> {row class: plan}
+        self.dead_pairs: dict = {}  # (class, class) -> ``dead``
         # can two moves of one row give the same run twice (see ``plan``)?  Not when every
         # closure holds one waiting or consuming state, no state waits, and no state has two
         # ignoring transitions or two transitions storing into one target alike
@@ -72,6 +73,31 @@ class Machine:
         for bit, name in enumerate(self.class_masks):
             cls |= masks[name][row] << bit
         return cls
+
+    def dead(self, first: int, second: int) -> bool:
+        """Does no run from the start state survive a row of class ``first`` followed by one
+        of class ``second``, taking every residual condition as true (and none accepts or
+        waits before)?  Then no match starts at a row of class ``first`` whose next row has
+        class ``second`` (not at the partition start, where ``^`` may pass)."""
+        key = (first, second)
+        found = self.dead_pairs.get(key)
+        if found is None:
+            found = self.dead_pairs[key] = self._dead(first, second)
+        return found
+
+    def _dead(self, first: int, second: int) -> bool:
+        entry = self.closure[False][self.start_state]
+        if ACCEPT in entry or any(self.holds[s] is not None for s in entry):
+            return False
+        after: set = set()
+        for state in entry:
+            plan = self.plan(state, first)
+            for move in () if plan is KEEP else plan[1]:
+                if move[1] >= 0:  # a run never starts with an ignored row
+                    after.update(move[4])
+        if ACCEPT in after or any(self.holds[s] is not None for s in after):
+            return False
+        return not any(plan is KEEP or plan[1] for plan in (self.plan(s, second) for s in after))
 
     def plan(self, state: int, cls: int):
         """The moves of a run in ``state`` over a row of class ``cls``, in priority order:
@@ -165,8 +191,8 @@ class Machine:
         """The (row, var, excluded) captures of a chain, ascending."""
         rows = []
         while chain is not None:
-            rows.append(chain[:3])
-            chain = chain[3]
+            row, var, excluded, chain = chain
+            rows.append((row, var, excluded))
         rows.reverse()
         return tuple(rows)
 
