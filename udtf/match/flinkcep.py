@@ -56,7 +56,7 @@ class FlinkMatcher(Matcher):
     def _advance(self, first: int, limit: int, classes: list, out):
         """Read rows ``first`` to ``limit`` - 1 (of classes ``classes``)."""
         machine, options = self.machine, self.options
-        plans, plan_of, forks = machine.plans, machine.plan, machine.forks
+        by_class, plans_for, forks = machine.plans, machine.plans_for, machine.forks
         order, window = self.rows.order, options.within
         live_runs, match_rows = options.limits.live_runs, options.limits.match_rows
         fresh = [s for s in machine.closure[False][machine.start_state] if s != ACCEPT]
@@ -85,11 +85,12 @@ class FlinkMatcher(Matcher):
                     t for t in threads if order[t[0]] is not None and last - order[t[0]] <= window]
             if not threads:
                 self.quiet = (row, self.match_number)
+            plans = by_class.get(cls) or plans_for(cls)
             if row == origin or waiting:
                 threads += [(row, s, f, c) for s, f, c in self._starting(row)]
             else:
                 for s in fresh:  # a run that cannot read its first row is not started
-                    plan = plans[s].get(cls) or plan_of(s, cls)
+                    plan = plans[s]
                     if plan is not KEEP and plan[1]:
                         threads.append((row, s, initial, None))
             nxt: list = []
@@ -99,7 +100,7 @@ class FlinkMatcher(Matcher):
                 self.check_span(threads[0][0], row)
             for thread in threads:
                 start, state, facts, chain = thread
-                plan = plans[state].get(cls) or plan_of(state, cls)
+                plan = plans[state]
                 if plan is KEEP:
                     if chain is not None:  # a run never starts with an ignored row
                         nxt.append(thread)

@@ -28,7 +28,7 @@ class StandardMatcher(Matcher):
         self.best = None  # (end, chain) of its preferred accepting thread so far
         self.covered = -1  # last row that belongs to a reported match
         self.deadline = None  # per state, once the partition is complete (Machine.deadlines)
-        self.classes: list = []  # the class of each row held (``Machine.classes``), for ``_scan``
+        self.classes: list = []  # the class of each row held (``Machine.classes``)
 
     def resume(self, start: int, matches: int):
         """Take over a partition at start row ``start`` after ``matches`` matches."""
@@ -51,6 +51,9 @@ class StandardMatcher(Matcher):
     # ---- one start after the other -----------------------------------------------------
     def _run(self, out):
         rows, machine = self.rows, self.machine
+        classes = self.classes
+        if len(classes) < rows.size:
+            classes += machine.classes(len(classes), rows.size)
         while True:
             if not self.threads and self.best is None:
                 if self.start >= rows.size:
@@ -83,9 +86,10 @@ class StandardMatcher(Matcher):
                     raise LimitExceeded(f"more than {self.options.limits.steps_per_start} run steps from start "
                                         f"row {self.start + self.rows.dropped + 1}",
                                         LIMIT_CONFS["steps_per_start"], row)
-                nxt, seen, cls = [], set(), machine.row_class(row)
+                nxt, seen, cls = [], set(), classes[row]
+                plans = machine.plans.get(cls) or machine.plans_for(cls)
                 for thread in self.threads:
-                    if self._step(thread, row, cls, nxt, seen):
+                    if self._step(thread, row, plans, nxt, seen):
                         break
                 self._check_threads(nxt, row)
                 self.threads = self._viable(nxt, row + 1) if self.finished else nxt
@@ -105,8 +109,6 @@ class StandardMatcher(Matcher):
         if start + self.rows.dropped == 0 or start + 1 >= size:
             return None
         classes = self.classes
-        if len(classes) < size:
-            classes += machine.classes(len(classes), size)
         dead = machine.dead
         while start + 1 < size and dead(classes[start], classes[start + 1]):
             self._decide(out, None, ())
@@ -141,9 +143,9 @@ class StandardMatcher(Matcher):
         """The last row of a match (``start - 1`` for an empty one)."""
         return chain[0] if chain is not None else self.start - 1
 
-    def _step(self, thread, row, cls, out, seen) -> bool:
-        """Advance one thread over ``row`` of class ``cls`` (holds are resolved first) by its
-        state's plan (``Machine.plan``); ``seen``: the (state, facts) of the threads in ``out``
+    def _step(self, thread, row, plans, out, seen) -> bool:
+        """Advance one thread over ``row`` (holds are resolved first) by its state's plan for
+        the row's class (``plans``, see ``Machine.plans_for``); ``seen``: the (state, facts) of the threads in ``out``
         (an equivalent thread of lower priority is dropped).  True when a thread accepts: it
         cuts every thread of lower priority."""
         machine = self.machine
@@ -152,10 +154,10 @@ class StandardMatcher(Matcher):
             released: list = []
             cut = machine.release(state, facts, chain, row, released, lambda f, c: self._record(c, self._end(c)))
             for t in released:
-                if self._step(t, row, cls, out, seen):
+                if self._step(t, row, plans, out, seen):
                     return True
             return cut
-        plan = machine.plans[state].get(cls) or machine.plan(state, cls)
+        plan = plans[state]
         if plan is KEEP:
             if chain is not None and (state, facts) not in seen:  # a run never starts with an ignored row
                 seen.add((state, facts))

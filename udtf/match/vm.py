@@ -49,7 +49,7 @@ class Machine:
                         if condition is not None and condition.mask is not None:
                             names.setdefault(condition.mask, None)
         self.class_masks = list(names)[:CLASS_MASKS]
-        self.plans: list = [{} for _ in program.states]  # state -> {row class: plan}
+        self.plans: dict = {}  # row class -> the plan of each state (``plans_for``)
         self.dead_pairs: dict = {}  # (class, class) -> ``dead``
         # can two moves of one row give the same run twice (see ``plan``)?  Not when every
         # closure holds one waiting or consuming state, no state waits, and no state has two
@@ -67,13 +67,6 @@ class Machine:
             out |= np.frombuffer(self.rows.masks[name], dtype=np.uint8, count=hi - lo, offset=lo).astype(np.int64) << bit
         return out.tolist()
 
-    def row_class(self, row: int) -> int:
-        """The class of one row (see ``classes``)."""
-        masks, cls = self.rows.masks, 0
-        for bit, name in enumerate(self.class_masks):
-            cls |= masks[name][row] << bit
-        return cls
-
     def dead(self, first: int, second: int) -> bool:
         """Does no run from the start state survive a row of class ``first`` followed by one
         of class ``second``, taking every residual condition as true (and none accepts or
@@ -90,14 +83,22 @@ class Machine:
         if ACCEPT in entry or any(self.holds[s] is not None for s in entry):
             return False
         after: set = set()
+        plans, then = self.plans_for(first), self.plans_for(second)
         for state in entry:
-            plan = self.plan(state, first)
+            plan = plans[state]
             for move in () if plan is KEEP else plan[1]:
                 if move[1] >= 0:  # a run never starts with an ignored row
                     after.update(move[4])
         if ACCEPT in after or any(self.holds[s] is not None for s in after):
             return False
-        return not any(plan is KEEP or plan[1] for plan in (self.plan(s, second) for s in after))
+        return not any(then[s] is KEEP or then[s][1] for s in after)
+
+    def plans_for(self, cls: int) -> list:
+        """The plan of each state over a row of class ``cls`` (see ``plan``), memoized."""
+        found = self.plans.get(cls)
+        if found is None:
+            found = self.plans[cls] = [self.plan(state, cls) for state in range(len(self.program.states))]
+        return found
 
     def plan(self, state: int, cls: int):
         """The moves of a run in ``state`` over a row of class ``cls``, in priority order:
@@ -107,10 +108,6 @@ class Machine:
         stop, see ``Conditions.residual``) holds; ``closure`` = the epsilon closure of
         ``target``; ``fold(facts, row)`` folds a stored row (None: no facts); ``tested``:
         some move has a test (a fresh memo is needed)."""
-        plans = self.plans[state]
-        found = plans.get(cls)
-        if found is not None:
-            return found
         known = {name: bool(cls >> bit & 1) for bit, name in enumerate(self.class_masks)}
         conditions, moves = self.conditions, []
         for t in self.program.states[state].transitions:
@@ -121,11 +118,8 @@ class Machine:
             moves.append((None if test is True else test, t.var, t.excluded, t.target,
                           self.closure[False][t.target], fold))
         if len(moves) == 1 and moves[0][0] is None and moves[0][1] < 0 and self.closure[False][moves[0][3]] == (state,):
-            found = KEEP
-        else:
-            found = (any(m[0] is not None for m in moves), tuple(moves))
-        plans[cls] = found
-        return found
+            return KEEP
+        return any(m[0] is not None for m in moves), tuple(moves)
 
     def deadlines(self) -> list:
         """Per state, the last row a run in it can still read and accept from, once the whole
