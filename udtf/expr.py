@@ -227,14 +227,15 @@ class FactTable:
         args = [compile_row(a, self) for a in agg.args]
         keep = compile_row(agg.filter, self) if agg.filter is not None else None
         step = fold.step
-        if keep is None and len(agg.args) == 1 and isinstance(agg.args[0], Col):
-            values = self.columns[agg.args[0].name]
+        reader = _column_cast(agg.args[0]) if keep is None and len(agg.args) == 1 else None
+        if reader is not None:  # the common case, without the generic context
+            values, convert = self.columns[reader[0]], reader[1]
 
-            def update_column(old, row, var):  # the common case, without the generic context
+            def update_column(old, row, var):
                 if not member(var):
                     return old
                 try:
-                    return step(old, values[row])
+                    return step(old, values[row] if convert is None else convert(values[row]))
                 except SparkError as e:
                     raise located(e, agg.at) from None
 
@@ -371,6 +372,32 @@ def compile_constant(expr, ansi: bool):
     return _compile_common(expr, lambda e: compile_constant(e, ansi), ansi)
 
 
+def _column_cast(expr):
+    """(column, convert or None) when ``expr`` is a column or a cast of one that cannot fail,
+    else None."""
+    if isinstance(expr, Col):
+        return expr.name, None
+    if isinstance(expr, Cast) and not expr.safe and isinstance(expr.arg, Col):
+        source, chain = SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain]
+        if not scalar.cast_raises(source, chain):
+            convert = scalar.cast_chain(source, chain, True)  # (ANSI or not: it cannot fail)
+            return expr.arg.name, None if convert is scalar.identity else convert
+    return None
+
+
+def _raises_unlocated(expr) -> bool:
+    """May evaluating ``expr`` itself raise a Spark error no node of it locates?  (An
+    aggregate's result, unless it cannot fail: COUNT, MIN, MAX, SUM / AVG of integers or
+    floating point numbers.)"""
+    if not isinstance(expr, Agg):
+        return False
+    fn = expr.fn.lower()
+    if fn in ("count", "min", "max"):
+        return False
+    return not (fn in ("sum", "avg") and all(SqlType.parse(t).is_integral or SqlType.parse(t).is_floating
+                                             for t in expr.arg_types))
+
+
 def _compile_common(expr, compile_child, ansi: bool):
     # a node's runtime errors are located at it; a node that cannot raise and has no child that
     # raises unlocated (an aggregate's result) needs no handler
@@ -388,7 +415,7 @@ def _compile_common(expr, compile_child, ansi: bool):
                 pass
             else:
                 return lambda ctx: value
-        if not isinstance(expr.arg, Agg) and (expr.safe or not scalar.cast_raises(source, chain)):
+        if not _raises_unlocated(expr.arg) and (expr.safe or not scalar.cast_raises(source, chain)):
             if convert is scalar.identity:
                 return arg
             return lambda ctx: convert(arg(ctx))
@@ -404,7 +431,7 @@ def _compile_common(expr, compile_child, ansi: bool):
         arg_types = [SqlType.parse(t) for t in expr.arg_types]
         call = scalar.compile_call(expr.fn, arg_types, SqlType.parse(expr.type), ansi,
                                    [compile_child(a) for a in expr.args])
-        if not any(isinstance(a, Agg) for a in expr.args) and not scalar.call_raises(expr.fn, arg_types):
+        if not any(_raises_unlocated(a) for a in expr.args) and not scalar.call_raises(expr.fn, arg_types):
             return call
         at = expr.at
 
