@@ -2,8 +2,11 @@
 
     python bench/engine.py [rows]
 
-(a) strict sequence A B C, (b) V-shape STRT DOWN+ UP+, (c) the paper's Example 1 (relaxed
-Kleene, running sum <= 10, until; FlinkCEP, no skip), (d) A ->> B with WITHIN (FlinkCEP).
+(a) strict sequence A B C, (b) V-shape STRT DOWN+ UP+, (e) the V-shape with ``price -
+STRT.price <= 6`` / ``price > FIRST(STRT.price)`` and (f) ``S A+ B`` with ``price >= S.price AND
+AVG(A.price) < S.price + 3`` / ``price < S.price`` (bench/trino.py's match-state shapes: the Pike
+VM), (c) the paper's Example 1 (relaxed Kleene, running sum <= 10, until; FlinkCEP, no skip),
+(d) A ->> B with WITHIN (FlinkCEP).
 Conditions that depend only on the row are masks computed vectorized, as Spark would; the
 time measured is the engine's (feeding masks/columns and matching).  Each case also runs on
 half the rows to show the growth is linear.
@@ -35,7 +38,7 @@ def run(pattern, masks, define, values=None, until=None, order=None, mode="stand
                             [Condition(index[v], *spec) for v, spec in (until or {}).items()], names, rows)
     engine = matcher(compile_pattern(node, names, untils=set(until or {})), conditions,
                      Options(semantics=Semantics(mode), skip=Skip(SkipMode(skip)), within=within))
-    n = len(next(iter(masks.values())))
+    n = len(next(iter({**masks, **(values or {})}.values())))
     found = 0
     start = time.perf_counter()
     for lo in range(0, n, 10_000):
@@ -57,6 +60,28 @@ SUM_P1_LE_10 = typed(ir.Call("<=", (ir.Agg("sum", (0,), (ir.Col("price", None),)
                                    ir.Lit(10, "int")), (), None), {"price": "bigint"}, ansi=True)
 
 
+# the Pike VM shapes of bench/trino.py: conditions that read the match state
+_PRICE = ir.Col("price", None)
+
+
+def _typed(e):
+    return typed(e, {"price": "bigint"}, ansi=True)
+
+
+def _call(fn, *args):
+    return ir.Call(fn, args, (), None)
+
+
+STRT_PRICE = ir.Nav("price", None, (0,))
+UP_STATE = _typed(_call("<=", _call("-", _PRICE, STRT_PRICE), ir.Lit(6, "int")))
+DOWN_STATE = _typed(_call(">", _PRICE, ir.Nav("price", None, (0,), ir.NavMode.FIRST)))
+S_PRICE = ir.Nav("price", None, (0,))
+A_STATE = _typed(_call("AND", _call(">=", _PRICE, S_PRICE),
+                       _call("<", ir.Agg("avg", (1,), (_PRICE,), (), False, None, None),
+                             _call("+", S_PRICE, ir.Lit(3, "int")))))
+B_STATE = _typed(_call("<", _PRICE, S_PRICE))
+
+
 def cases(n: int, rng):
     name = rng.integers(1, 4, n)
     price = rng.integers(0, 10, n)
@@ -67,6 +92,12 @@ def cases(n: int, rng):
                                   {"A": ("a", None), "B": ("b", None), "C": ("c", None)})
     yield "(b) STRT DOWN+ UP+", run("STRT DOWN+ UP+", {"d": walk < prev, "u": walk > prev},
                                     {"DOWN": ("d", None), "UP": ("u", None)})
+    price_walk = (1000 + walk).tolist()
+    yield "(e) V-shape, STRT.price", run(
+        "STRT DOWN+ UP+", {"d": walk < prev, "u": walk > prev}, {"DOWN": ("d", DOWN_STATE), "UP": ("u", UP_STATE)},
+        values={"price": price_walk})
+    yield "(f) S A+ B, AVG(A.price)", run("S A+ B", {}, {"A": (None, A_STATE), "B": (None, B_STATE)},
+                                          values={"price": price_walk})
     yield "(c) paper Example 1", run(
         "P1->+", {"n1": name == 1, "n2": name == 2},
         {"P1": ("n1", SUM_P1_LE_10)},

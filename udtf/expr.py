@@ -227,6 +227,19 @@ class FactTable:
         args = [compile_row(a, self) for a in agg.args]
         keep = compile_row(agg.filter, self) if agg.filter is not None else None
         step = fold.step
+        reader = _column_cast(agg.args[0]) if keep is None and len(agg.args) == 1 else None
+        if reader is not None:  # the common case, without the generic context
+            values, convert = self.columns[reader[0]], reader[1]
+
+            def update_column(old, row, var):
+                if not member(var):
+                    return old
+                try:
+                    return step(old, values[row] if convert is None else convert(values[row]))
+                except SparkError as e:
+                    raise located(e, agg.at) from None
+
+            return update_column, fold.initial
 
         def update(old, row, var):
             if not member(var):
@@ -255,6 +268,25 @@ class FactTable:
     def fold(self, facts: tuple, row: int, var: int) -> tuple:
         """Facts after mapping ``row`` to variable ``var``."""
         return tuple(update(old, row, var) for update, old in zip(self._updaters, facts))
+
+    def folder(self, var: int):
+        """``fn(facts, row) -> facts`` = ``fold(facts, row, var)``, touching only the folds over
+        ``var``."""
+        slots = [(i, update) for i, (fact, update) in enumerate(zip(self.facts, self._updaters))
+                 if fact.vars is None or var in fact.vars]
+        if not slots:
+            return lambda facts, row: facts
+        if len(self.facts) == 1:
+            update = slots[0][1]
+            return lambda facts, row: (update(facts[0], row, var),)
+
+        def fold(facts, row):
+            out = list(facts)
+            for i, update in slots:
+                out[i] = update(out[i], row, var)
+            return tuple(out)
+
+        return fold
 
 
 def located(error: SparkError, at: Pos) -> MatchRecognizeError:
@@ -291,6 +323,14 @@ def compile_expr(expr, scope: Scope):
         if expr.column is None:
             return landing
         values = scope.columns[expr.column]
+        if not expr.logical and not expr.physical:  # a row of the run: in the partition
+            slot = scope.facts.index[position_fact(expr.mode, expr.vars, 0)]
+
+            def own(ctx):
+                found = ctx[1][slot]
+                return None if found is None else values[found[0]]
+
+            return own
 
         def nav(ctx):
             target = landing(ctx)
@@ -332,13 +372,53 @@ def compile_constant(expr, ansi: bool):
     return _compile_common(expr, lambda e: compile_constant(e, ansi), ansi)
 
 
+def _column_cast(expr):
+    """(column, convert or None) when ``expr`` is a column or a cast of one that cannot fail,
+    else None."""
+    if isinstance(expr, Col):
+        return expr.name, None
+    if isinstance(expr, Cast) and not expr.safe and isinstance(expr.arg, Col):
+        source, chain = SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain]
+        if not scalar.cast_raises(source, chain):
+            convert = scalar.cast_chain(source, chain, True)  # (ANSI or not: it cannot fail)
+            return expr.arg.name, None if convert is scalar.identity else convert
+    return None
+
+
+def _raises_unlocated(expr) -> bool:
+    """May evaluating ``expr`` itself raise a Spark error no node of it locates?  (An
+    aggregate's result, unless it cannot fail: COUNT, MIN, MAX, SUM / AVG of integers or
+    floating point numbers.)"""
+    if not isinstance(expr, Agg):
+        return False
+    fn = expr.fn.lower()
+    if fn in ("count", "min", "max"):
+        return False
+    return not (fn in ("sum", "avg") and all(SqlType.parse(t).is_integral or SqlType.parse(t).is_floating
+                                             for t in expr.arg_types))
+
+
 def _compile_common(expr, compile_child, ansi: bool):
+    # a node's runtime errors are located at it; a node that cannot raise and has no child that
+    # raises unlocated (an aggregate's result) needs no handler
     if isinstance(expr, Cast):
+        source, chain = SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain]
         if expr.safe:
-            convert = scalar.cast(SqlType.parse(expr.source), SqlType.parse(expr.chain[-1]), ansi, try_=True)
+            convert = scalar.cast(source, chain[-1], ansi, try_=True)
         else:
-            convert = scalar.cast_chain(SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain], ansi)
+            convert = scalar.cast_chain(source, chain, ansi)
         arg, at = compile_child(expr.arg), expr.at
+        if isinstance(expr.arg, Lit):  # a constant: cast once, unless that fails (then per row)
+            try:
+                value = convert(arg(None))
+            except SparkError:
+                pass
+            else:
+                return lambda ctx: value
+        if not _raises_unlocated(expr.arg) and (expr.safe or not scalar.cast_raises(source, chain)):
+            if convert is scalar.identity:
+                return arg
+            return lambda ctx: convert(arg(ctx))
 
         def cast(ctx):
             try:
@@ -348,8 +428,11 @@ def _compile_common(expr, compile_child, ansi: bool):
 
         return cast
     if isinstance(expr, Call):
-        call = scalar.compile_call(expr.fn, [SqlType.parse(t) for t in expr.arg_types], SqlType.parse(expr.type),
-                                   ansi, [compile_child(a) for a in expr.args])
+        arg_types = [SqlType.parse(t) for t in expr.arg_types]
+        call = scalar.compile_call(expr.fn, arg_types, SqlType.parse(expr.type), ansi,
+                                   [compile_child(a) for a in expr.args])
+        if not any(_raises_unlocated(a) for a in expr.args) and not scalar.call_raises(expr.fn, arg_types):
+            return call
         at = expr.at
 
         def apply(ctx):

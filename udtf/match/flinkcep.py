@@ -9,8 +9,8 @@ from __future__ import annotations
 from ..plan import SkipMode
 from ..program import ACCEPT, Kind
 from ..rows import Match
-from .base import Matcher, Options
-from .vm import Machine, shifted
+from .base import Matcher, Options, ascending_keys
+from .vm import KEEP, Machine, shifted
 
 
 class FlinkMatcher(Matcher):
@@ -42,44 +42,104 @@ class FlinkMatcher(Matcher):
         configuration a consumed row leads to is one run.  The runs that accept after row p are
         reported before row p + 1 is read, once runs waiting on that row (notNext, a possessive
         loop, ``$``) know whether they accept at p too, so the order is end row, start row,
-        priority."""
-        machine = self.machine
-        closure, within = machine.closure[False], self.options.within is not None
-        while self.pos < self._limit():
-            row = self.pos
-            threads = self._report(*self._release(row), out)
-            if within:
-                threads = self._expire(threads, lambda start: not machine.within(start, row), out)
-            if not threads:
-                self.quiet = (row, self.match_number)
-            threads += [(row, s, f, c) for s, f, c in self._starting(row)]
-            nxt: list = []
-            accepts: list = []  # (start, end, chain)
-            seen: set = set()
-            if threads:  # in run order: the first is the oldest
-                self.check_span(threads[0][0], row)
-            for start, state, facts, chain in threads:
-                for target, new_facts, new_chain, stored in machine.moves(state, facts, chain, row):
-                    # one run reading a row into the same state twice (through two of its epsilon
-                    # paths) stays one run: a run is the states it is in after each row
-                    if new_chain is not None and stored:
-                        key = (start, target, new_facts, new_chain[:3], id(new_chain[3]))
-                        if key in seen:
-                            continue
-                        seen.add(key)
-                    for s in closure[target]:
-                        if s != ACCEPT:
-                            nxt.append((start, s, new_facts, new_chain))
-                        elif stored:
-                            accepts.append((False, len(nxt), 0, start, row, new_chain))
-            self._check_threads(nxt, row)
-            self.threads, self.pending = nxt, accepts
-            self.pos = row + 1
+        priority.  Each run follows its state's plan for the row's class (``Machine.plan``):
+        a run that only ignores the row is carried over as it is."""
+        machine, limit = self.machine, self._limit()
+        if self.pos < limit:
+            self._advance(self.pos, limit, machine.classes(self.pos, limit), out)
         if self.finished:  # the partition end closes every window
             self._expire(self._report(*self._release(None), out), lambda start: True, out)
             self.threads, self.pending = [], []
         elif self.horizon is not None:
             self._flush(out)
+
+    def _advance(self, first: int, limit: int, classes: list, out):
+        """Read rows ``first`` to ``limit`` - 1 (of classes ``classes``)."""
+        machine, options = self.machine, self.options
+        timeouts = options.timeouts
+        by_class, plans_for, forks = machine.plans, machine.plans_for, machine.forks
+        order, window = self.rows.order, options.within
+        live_runs, match_rows = options.limits.live_runs, options.limits.match_rows
+        fresh = [s for s in machine.closure[False][machine.start_state] if s != ACCEPT]
+        initial, waiting, origin = machine.initial_facts, machine.waiting, -self.rows.dropped
+        # over ascending WITHIN keys the runs a row ends are the oldest ones (a prefix)
+        ascending = window is not None and ascending_keys(order, min((t[0] for t in self.threads), default=first), limit)
+        for row, cls in zip(range(first, limit), classes):
+            if waiting:
+                threads = self._report(*self._release(row), out)
+            elif self.pending:  # in run order already: no run waits
+                threads = self._report(self.threads, [a[3:] for a in self.pending], out)
+            else:
+                threads = self.threads
+            if window is None:
+                pass
+            elif ascending:
+                last = order[row]
+                if threads and last - order[threads[0][0]] > window:
+                    oldest = 1
+                    while oldest < len(threads) and last - order[threads[oldest][0]] > window:
+                        oldest += 1
+                    if timeouts:
+                        out += machine.timed_out(threads[:oldest])
+                    threads = threads[oldest:]
+            else:
+                threads = self._expire(threads, lambda start: not machine.within(start, row), out)
+            if not threads:
+                self.quiet = (row, self.match_number)
+            plans = by_class.get(cls) or plans_for(cls)
+            if row == origin or waiting:
+                threads += [(row, s, f, c) for s, f, c in self._starting(row)]
+            else:
+                for s in fresh:  # a run that cannot read its first row is not started
+                    plan = plans[s]
+                    if plan is not KEEP and plan[1]:
+                        threads.append((row, s, initial, None))
+            nxt: list = []
+            accepts: list = []  # (False, index, 0, start, end, chain), see ``_release``
+            seen = set() if forks else None
+            if threads and row - threads[0][0] >= match_rows:  # in run order: the first is the oldest
+                self.check_span(threads[0][0], row)
+            for thread in threads:
+                start, state, facts, chain = thread
+                plan = plans[state]
+                if plan is KEEP:
+                    if chain is not None:  # a run never starts with an ignored row
+                        nxt.append(thread)
+                    continue
+                tested, moves = plan
+                memo = {} if tested else None
+                for test, var, excluded, target, closure, fold in moves:
+                    if test is not None and not test(row, facts, memo):
+                        continue
+                    if var < 0:
+                        if chain is not None:
+                            for s in closure:
+                                if s != ACCEPT:
+                                    nxt.append(thread if s == state else (start, s, facts, chain))
+                        continue
+                    if fold is None:
+                        new_facts = facts
+                    elif memo is not None and var in memo:
+                        new_facts = memo[var]
+                    else:
+                        new_facts = fold(facts, row)
+                    if forks:
+                        # one run reading a row into the same state twice (through two of its
+                        # epsilon paths) stays one run: a run is the states it is in after each row
+                        key = (start, target, new_facts, var, excluded, id(chain))
+                        if key in seen:
+                            continue
+                        seen.add(key)
+                    new_chain = (row, var, excluded, chain)
+                    for s in closure:
+                        if s != ACCEPT:
+                            nxt.append((start, s, new_facts, new_chain))
+                        else:
+                            accepts.append((False, len(nxt), 0, start, row, new_chain))
+            if len(nxt) > live_runs:
+                self._check_threads(nxt, row)
+            self.threads, self.pending = nxt, accepts
+            self.pos = row + 1
 
     def _flush(self, out):
         """Streaming: report now what the next row would report, when it cannot change that:
@@ -150,7 +210,8 @@ class FlinkMatcher(Matcher):
         dead_starts: set = set()
         dead_ranges: list = []
         for start, end, chain in accepts:
-            if start in dead_starts or any(lo <= start < hi for lo, hi in dead_ranges):
+            if (dead_starts or dead_ranges) and (
+                    start in dead_starts or any(lo <= start < hi for lo, hi in dead_ranges)):
                 continue
             rows = self.machine.rows_of(chain)
             self.match_number += 1

@@ -11,8 +11,9 @@ from __future__ import annotations
 from ..errors import LimitExceeded, MatchRecognizeError
 from ..plan import LIMIT_CONFS, SkipMode
 from ..rows import Match, MatchKind
+from ..program import ACCEPT
 from .base import Matcher, Options
-from .vm import Machine, shifted
+from .vm import KEEP, Machine, shifted
 
 
 class StandardMatcher(Matcher):
@@ -28,6 +29,7 @@ class StandardMatcher(Matcher):
         self.covered = -1  # last row that belongs to a reported match
         self.deadline = None  # per state, once the partition is complete (Machine.deadlines)
         self.expired = None  # timeouts: the timed-out partial match of the start row, if any
+        self.classes: list = []  # the class of each row held (``Machine.classes``)
 
     def resume(self, start: int, matches: int):
         """Take over a partition at start row ``start`` after ``matches`` matches."""
@@ -41,6 +43,7 @@ class StandardMatcher(Matcher):
         self.start -= shift
         self.pos -= shift
         self.covered -= shift
+        del self.classes[:shift]
         table, memo = self.machine.table, {}
         self.threads = [(s, table.shifted(f, shift), shifted(c, shift, memo)) for s, f, c in self.threads]
         if self.best is not None:
@@ -49,6 +52,9 @@ class StandardMatcher(Matcher):
     # ---- one start after the other -----------------------------------------------------
     def _run(self, out):
         rows, machine = self.rows, self.machine
+        classes = self.classes
+        if len(classes) < rows.size:
+            classes += machine.classes(len(classes), rows.size)
         while True:
             if not self.threads and self.best is None:
                 if self.start >= rows.size:
@@ -56,9 +62,11 @@ class StandardMatcher(Matcher):
                 if self._scan(out) is False:
                     return
                 self._begin(self.start)
+            limit, window = self._limit(), self.options.within is not None
+            steps_limit, match_rows = self.options.limits.steps_per_start, self.options.limits.match_rows
             while self.threads:
                 row = self.pos
-                if row >= self._limit():
+                if row >= limit:
                     if not self.finished:
                         if not self.closed(self.start):
                             return
@@ -66,21 +74,23 @@ class StandardMatcher(Matcher):
                         break
                     self._close(self.threads)
                     break
-                if not machine.within(self.start, row):
+                if window and not machine.within(self.start, row):
                     self._close(self.threads, row)
                     break
-                self.check_span(self.start, row)
+                if row - self.start >= match_rows:
+                    self.check_span(self.start, row)
                 self.steps += len(self.threads)
-                if self.steps > self.options.limits.steps_per_start:
+                if self.steps > steps_limit:
                     raise LimitExceeded(f"more than {self.options.limits.steps_per_start} run steps from start "
                                         f"row {self.start + self.rows.dropped + 1}",
                                         LIMIT_CONFS["steps_per_start"], row)
-                nxt, seen = [], set()
+                nxt, seen, cls = [], set(), classes[row]
+                plans = machine.plans.get(cls) or machine.plans_for(cls)
                 for thread in self.threads:
-                    if self._step(thread, row, nxt, seen):
+                    if self._step(thread, row, plans, nxt, seen):
                         break
                 self._check_threads(nxt, row)
-                self.threads = self._viable(nxt, row + 1)
+                self.threads = self._viable(nxt, row + 1) if self.finished else nxt
                 self.pos = row + 1
             best, self.best = self.best, None
             if best is None:
@@ -93,7 +103,18 @@ class StandardMatcher(Matcher):
 
     def _scan(self, out):
         """Decide starts from ``self.start`` on without the VM, where a faster tier can (see
-        ``match.dfa``).  False: wait for more rows; None: let the VM decide ``self.start``."""
+        ``match.dfa``).  False: wait for more rows; None: let the VM decide ``self.start``.
+        Here: skip the starts that the classes of their row and the next rule out
+        (``Machine.dead``; not with ``timeouts``, where a run the next row lies beyond the
+        window of times out instead)."""
+        machine, size, start = self.machine, self.rows.size, self.start
+        if self.options.timeouts or start + self.rows.dropped == 0 or start + 1 >= size:
+            return None
+        classes = self.classes
+        dead = machine.dead
+        while start + 1 < size and dead(classes[start], classes[start + 1]):
+            self._decide(out, None, ())
+            start = self.start
         return None
 
     def _begin(self, start: int):
@@ -125,20 +146,51 @@ class StandardMatcher(Matcher):
         """The last row of a match (``start - 1`` for an empty one)."""
         return chain[0] if chain is not None else self.start - 1
 
-    def _step(self, thread, row, out, seen) -> bool:
-        """Advance one thread over ``row`` (holds are resolved first).  True when cut."""
+    def _step(self, thread, row, plans, out, seen) -> bool:
+        """Advance one thread over ``row`` (holds are resolved first) by its state's plan for
+        the row's class (``plans``, see ``Machine.plans_for``); ``seen``: the (state, facts) of the threads in ``out``
+        (an equivalent thread of lower priority is dropped).  True when a thread accepts: it
+        cuts every thread of lower priority."""
         machine = self.machine
         state, facts, chain = thread
         if machine.holds[state] is not None:
             released: list = []
             cut = machine.release(state, facts, chain, row, released, lambda f, c: self._record(c, self._end(c)))
             for t in released:
-                if self._step(t, row, out, seen):
+                if self._step(t, row, plans, out, seen):
                     return True
             return cut
-        for target, new_facts, new_chain, _ in machine.moves(state, facts, chain, row):
-            if machine.add(target, new_facts, new_chain, False, out, seen, lambda f, c: self._record(c, row)):
-                return True
+        plan = plans[state]
+        if plan is KEEP:
+            if chain is not None and (state, facts) not in seen:  # a run never starts with an ignored row
+                seen.add((state, facts))
+                out.append(thread)
+            return False
+        tested, moves = plan
+        memo = {} if tested else None
+        for test, var, excluded, target, closure, fold in moves:
+            if test is not None and not test(row, facts, memo):
+                continue
+            if var >= 0:
+                if fold is None:
+                    new_facts = facts
+                elif memo is not None and var in memo:
+                    new_facts = memo[var]
+                else:
+                    new_facts = fold(facts, row)
+                new_chain = (row, var, excluded, chain)
+            elif chain is None:
+                continue
+            else:
+                new_facts, new_chain = facts, chain
+            for s in closure:
+                if s == ACCEPT:
+                    self.best = (row, new_chain)
+                    return True
+                key = (s, new_facts)
+                if key not in seen:
+                    seen.add(key)
+                    out.append((s, new_facts, new_chain))
         return False
 
     def _close(self, threads, row=None):

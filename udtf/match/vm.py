@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..program import ACCEPT, WAITS, Kind, Program, closures, growing, required
+from ..program import ACCEPT, WAITS, Kind, Program, closures, growing, literals, required
 from ..plan import Semantics
 from ..rows import Match, MatchKind
 from .conditions import Conditions
 
+CLASS_MASKS = 12  # masks that make up a row's class (further masks are read per run)
+KEEP = "keep"  # the plan of a state whose runs ignore the row and stay as they are
+
 
 class Machine:
-    """Transitions with compiled guards, waiting states, epsilon closures, and the moves of a
-    thread over one row."""
+    """Waiting states, epsilon closures, and the moves of a thread over one row: per state and
+    row class, a plan with the masks' part of every guard decided (``plan``)."""
 
     def __init__(self, program: Program, conditions: Conditions, semantics: Semantics, within=None):
         self.rows = conditions.rows
@@ -25,12 +28,7 @@ class Machine:
         self.within_limit = within  # max distance between first and last row, in ``rows.order`` units
         self.stateful = bool(conditions.table.facts)
         self.initial_facts = conditions.table.initial
-        self.fold = conditions.table.fold
         self.start_state = program.start
-        self.transitions = [
-            tuple((conditions.guard(t.guard), conditions.guard(t.stop) if t.stop is not None else None,
-                   t.var, t.excluded, t.target) for t in state.transitions)
-            for state in program.states]
         # (kind, guard, target) of a state that waits for the next row, else None
         self.holds = [(state.kind, conditions.guard(state.guard) if state.kind is Kind.PEEK else None, state.target)
                       if state.kind in WAITS else None for state in program.states]
@@ -40,6 +38,90 @@ class Machine:
         self.growing = growing(program)  # per state: can a run in it still store a row
         # a variable's necessary row-level condition: its mask (None: any row may do)
         self.masks = {v: c.mask for v, c in conditions.define.items() if c.mask is not None}
+        self.conditions = conditions
+        self.program = program
+        self.waiting = any(h is not None for h in self.holds)
+        # the masks the transitions read: a row's class is their bits (``classes``)
+        names: dict = {}
+        for state in program.states:
+            for t in state.transitions:
+                for guard in (t.guard, t.stop):
+                    for literal in literals(guard) if guard is not None else ():
+                        condition = conditions.of(literal)
+                        if condition is not None and condition.mask is not None:
+                            names.setdefault(condition.mask, None)
+        self.class_masks = list(names)[:CLASS_MASKS]
+        self.plans: dict = {}  # row class -> the plan of each state (``plans_for``)
+        self.dead_pairs: dict = {}  # (class, class) -> ``dead``
+        # can two moves of one row give the same run twice (see ``plan``)?  Not when every
+        # closure holds one waiting or consuming state, no state waits, and no state has two
+        # ignoring transitions or two transitions storing into one target alike
+        self.forks = self.waiting or any(
+            sum(s != ACCEPT for s in closure) > 1 for table in self.closure for closure in table) or any(
+            sum(t.var < 0 for t in state.transitions) > 1 or
+            len({(t.var, t.excluded, t.target) for t in state.transitions}) < len(state.transitions)
+            for state in program.states)
+
+    def classes(self, lo: int, hi: int) -> list:
+        """The class of rows ``lo`` to ``hi`` - 1: bit i = mask ``class_masks[i]`` (vectorized)."""
+        out = np.zeros(hi - lo, dtype=np.int64)
+        for bit, name in enumerate(self.class_masks):
+            out |= np.frombuffer(self.rows.masks[name], dtype=np.uint8, count=hi - lo, offset=lo).astype(np.int64) << bit
+        return out.tolist()
+
+    def dead(self, first: int, second: int) -> bool:
+        """Does no run from the start state survive a row of class ``first`` followed by one
+        of class ``second``, taking every residual condition as true (and none accepts or
+        waits before)?  Then no match starts at a row of class ``first`` whose next row has
+        class ``second`` (not at the partition start, where ``^`` may pass)."""
+        key = (first, second)
+        found = self.dead_pairs.get(key)
+        if found is None:
+            found = self.dead_pairs[key] = self._dead(first, second)
+        return found
+
+    def _dead(self, first: int, second: int) -> bool:
+        entry = self.closure[False][self.start_state]
+        if ACCEPT in entry or any(self.holds[s] is not None for s in entry):
+            return False
+        after: set = set()
+        plans, then = self.plans_for(first), self.plans_for(second)
+        for state in entry:
+            plan = plans[state]
+            for move in () if plan is KEEP else plan[1]:
+                if move[1] >= 0:  # a run never starts with an ignored row
+                    after.update(move[4])
+        if ACCEPT in after or any(self.holds[s] is not None for s in after):
+            return False
+        return not any(then[s] is KEEP or then[s][1] for s in after)
+
+    def plans_for(self, cls: int) -> list:
+        """The plan of each state over a row of class ``cls`` (see ``plan``), memoized."""
+        found = self.plans.get(cls)
+        if found is None:
+            found = self.plans[cls] = [self.plan(state, cls) for state in range(len(self.program.states))]
+        return found
+
+    def plan(self, state: int, cls: int):
+        """The moves of a run in ``state`` over a row of class ``cls``, in priority order:
+        KEEP (the one move ignores the row and stays in ``state``: the run is unchanged),
+        or ``(tested, moves)``: each move ``(test, var, excluded, target, closure, fold)``
+        fires when ``test`` (None, or ``fn(row, facts, memo)``: the rest of its guard and
+        stop, see ``Conditions.residual``) holds; ``closure`` = the epsilon closure of
+        ``target``; ``fold(facts, row)`` folds a stored row (None: no facts); ``tested``:
+        some move has a test (a fresh memo is needed)."""
+        known = {name: bool(cls >> bit & 1) for bit, name in enumerate(self.class_masks)}
+        conditions, moves = self.conditions, []
+        for t in self.program.states[state].transitions:
+            test = conditions.residual_move(t.guard, t.stop, known)
+            if test is False:
+                continue
+            fold = self.table.folder(t.var) if t.var >= 0 and self.stateful else None
+            moves.append((None if test is True else test, t.var, t.excluded, t.target,
+                          self.closure[False][t.target], fold))
+        if len(moves) == 1 and moves[0][0] is None and moves[0][1] < 0 and self.closure[False][moves[0][3]] == (state,):
+            return KEEP
+        return any(m[0] is not None for m in moves), tuple(moves)
 
     def deadlines(self) -> list:
         """Per state, the last row a run in it can still read and accept from, once the whole
@@ -67,19 +149,6 @@ class Machine:
                 seen.add(key)
             out.append((s, facts, chain))
         return False
-
-    def moves(self, state, facts, chain, row):
-        """(target, facts, chain, stored) for each transition of ``state`` that reads ``row``,
-        in priority order."""
-        for guard, stop, var, excluded, target in self.transitions[state]:
-            if guard is not None and not guard(row, facts):
-                continue
-            if stop is not None and stop(row, facts):
-                continue
-            if var >= 0:
-                yield target, self.fold(facts, row, var) if self.stateful else facts, (row, var, excluded, chain), True
-            elif chain is not None:  # a run never starts with an ignored row
-                yield target, facts, chain, False
 
     def release(self, state, facts, chain, row, out, accept, expired=False, visited=frozenset()) -> bool:
         """Resolve a thread held before ``row`` is read.  ``row`` None: the partition ended, every
@@ -130,8 +199,8 @@ class Machine:
         """The (row, var, excluded) captures of a chain, ascending."""
         rows = []
         while chain is not None:
-            rows.append(chain[:3])
-            chain = chain[3]
+            row, var, excluded, chain = chain
+            rows.append((row, var, excluded))
         rows.reverse()
         return tuple(rows)
 

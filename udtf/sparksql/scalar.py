@@ -159,8 +159,33 @@ def cast_chain(src: SqlType, chain: Sequence[SqlType], ansi: bool) -> Callable[[
     return lambda v: f2(f1(v))
 
 
+def cast_raises(src: SqlType, chain: Sequence[SqlType]) -> bool:
+    """May ``cast_chain(src, chain, ...)`` raise?  (False only for casts that never fail:
+    integral widenings and numbers to DOUBLE.)"""
+    for dst in chain:
+        if not (src == dst or (src.is_integral and dst.is_integral and dst.int_range[0] <= src.int_range[0]
+                               and src.int_range[1] <= dst.int_range[1])
+                or (dst.kind is Kind.DOUBLE and src.is_numeric)):
+            return True
+        src = dst
+    return False
+
+
+def call_raises(name: str, arg_types: Sequence[SqlType]) -> bool:
+    """May the call raise for some argument values?  (False only for comparisons of atomic
+    values and the logical connectives.)"""
+    f = canonical(name)
+    if f in ("and", "or", "not"):
+        return False
+    return not (f in ("=", "<>", "<", "<=", ">", ">=") and all(
+        t.is_numeric or t.is_string or t.is_datetime or t.kind is Kind.BOOLEAN for t in arg_types))
+
+
 def _identity(v):
     return v
+
+
+identity = _identity  # what ``cast`` / ``cast_chain`` return for a cast that changes no value
 
 
 def _null_safe(f):
@@ -197,6 +222,8 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool):
     if dst.is_integral:
         lo, hi = dst.int_range
         bits = _BITS[dk]
+        if src.is_integral and lo <= src.int_range[0] and src.int_range[1] <= hi:
+            return _identity  # a widening: every value fits
         if src.is_integral:
             def int_to_int(v):
                 if v is None:
