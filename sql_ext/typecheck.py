@@ -58,6 +58,8 @@ def _call(expr: ir.Call, types: dict, ansi: bool):
         signature = resolve(expr.fn, described, ansi)
     except SparkAnalysisError as e:
         raise MatchRecognizeError(str(e), *expr.at) from None
+    except NotImplementedError as e:
+        raise MatchRecognizeError(f"{expr.fn}: {e} over match state", *expr.at) from None
     args = [_cast(a, t, chain, expr.at) for a, t, chain in zip(args, arg_types, signature.casts(arg_types))]
     return expr._replace(args=tuple(args), arg_types=tuple(str(t) for t in signature.args),
                          type=str(signature.result))

@@ -242,6 +242,9 @@ SPARK_ERRORS = [
     ("non-boolean DEFINE", dict(define="B AS p + 1"), "[DATATYPE_MISMATCH", "p + 1"),
     ("unknown function over match state", dict(define="B AS no_such_fn(A.p) > 1"), "NO_SUCH_FN over match state",
      "no_such_fn"),
+    ("interval times a number over match state",
+     dict(define="B AS INTERVAL '1' MINUTE * COUNT(B.*) > INTERVAL '2' MINUTE"),
+     "*: interval arithmetic with numbers is not supported over match state", "INTERVAL '1' MINUTE * COUNT"),
 ]
 
 
