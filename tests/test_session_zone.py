@@ -145,3 +145,14 @@ def test_a_zone_this_python_cannot_load_is_an_analysis_error_at_the_construct():
     # what does not read the zone still runs
     rewrite_sql(QUERY.replace("CAST(FIRST(A.ts) AS DATE) = DATE'2024-01-01'", "FIRST(A.id) > 0"),
                 ZoneCatalog("Mars/Olympus"))
+
+
+def test_timestamp_plus_day_time_adds_whole_days_to_the_wall_clock():
+    day_time = SqlType(Kind.DAY_TIME_INTERVAL, start=0, end=3)
+    plus = scalar.function("+", (TIMESTAMP, day_time), TIMESTAMP, True, LA)
+    minus = scalar.function("-", (TIMESTAMP, day_time), TIMESTAMP, True, LA)
+    noon = 1710014400 * US  # 2024-03-09 12:00 PST
+    assert plus(noon, 86400 * US) == 1710097200 * US  # 2024-03-10 12:00 PDT: 23 hours later
+    assert plus(noon, 36 * 3600 * US) == 1710097200 * US + 12 * 3600 * US
+    assert minus(1710097200 * US, 86400 * US) == noon
+    assert scalar.function("+", (TIMESTAMP, day_time), TIMESTAMP, True, "+05:30")(noon, 86400 * US) == noon + 86400 * US

@@ -756,6 +756,8 @@ def _datetime_arith(f, types, result, ansi, zone):
         return date_plus_days
     if l.kind is K.DATE and r.kind is K.YEAR_MONTH_INTERVAL:
         return lambda a, b: _add_months_date(a, b if f == "+" else -b)
+    if l.kind is K.TIMESTAMP and r.kind is K.DAY_TIME_INTERVAL and _zone.resolve(zone) is not None:
+        return _zoned_ts_day_time(_zone.resolve(zone), -1 if f == "-" else 1, ansi)
     if l.is_timestamp and r.kind is K.DAY_TIME_INTERVAL:
         return (lambda a, b: _ts_check(a + b, ansi)) if f == "+" else (lambda a, b: _ts_check(a - b, ansi))
     if l.kind is K.TIMESTAMP and r.kind is K.YEAR_MONTH_INTERVAL and _zone.resolve(zone) is not None:
@@ -788,6 +790,18 @@ def _zoned_ts_months(tz, sign: int):
         moved = _add_months_date(days, sign * b) * _US_PER_DAY + rem
         return _zone.instant_micros(moved, tz, prefer=local - a)
     return ts_months
+
+
+def _zoned_ts_day_time(tz, sign: int, ansi: bool):
+    """DateTimeUtils.timestampAddDayTime: the interval's whole days (truncated toward zero) added
+    to the wall clock in ``tz`` (keeping the offset where ambiguous), the rest to the instant."""
+    def ts_day_time(a, b):
+        b *= sign
+        days = abs(b) // _US_PER_DAY * (1 if b >= 0 else -1)
+        local = _zone.local_micros(a, tz)
+        moved = _zone.instant_micros(local + days * _US_PER_DAY, tz, prefer=local - a)
+        return _ts_check(moved + b - days * _US_PER_DAY, ansi)
+    return ts_day_time
 
 
 def _date_check(d: int, ansi: bool) -> int:
