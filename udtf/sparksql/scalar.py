@@ -13,7 +13,7 @@ Build once per expression node, call per row:
   wherever errors must match Spark's.
 
 ``zone`` is spark.sql.session.timeZone (a Spark zone id, ``sparksql.zone``): the casts between
-TIMESTAMP and DATE / TIMESTAMP_NTZ / STRING and TIMESTAMP +- a year-month interval read it, and
+TIMESTAMP and DATE / TIMESTAMP_NTZ / STRING and TIMESTAMP +- an interval read it, and
 building one of them raises ``zone.ZoneError`` when this Python cannot load the zone.  A zone
 whose offset is always zero builds the same callables as ``"UTC"``.
 
