@@ -27,6 +27,9 @@ class Catalog(Protocol):
     def ansi(self) -> bool:
         """Whether spark.sql.ansi.enabled is on (Spark's ANSI semantics)."""
 
+    def time_zone(self) -> str:
+        """spark.sql.session.timeZone: the zone id of the session (Spark has validated it)."""
+
     def limits(self) -> Limits:
         """The engine's bounds: ``Limits`` defaults unless set by the Spark confs ``LIMIT_CONFS``."""
 
@@ -60,6 +63,9 @@ class SparkCatalog:
 
     def ansi(self) -> bool:
         return self.spark.conf.get("spark.sql.ansi.enabled", "true").lower() == "true"
+
+    def time_zone(self) -> str:
+        return self.spark.conf.get("spark.sql.session.timeZone")
 
     def limits(self) -> Limits:
         values = {}

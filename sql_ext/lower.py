@@ -32,7 +32,7 @@ from .interval import within_micros
 from .optimize import optimize
 from .parse import position, to_spark_sql
 from .plan import Plan
-from .typecheck import boolean, typed
+from .typecheck import boolean, typed, zone_checked
 
 _LONG = Field("", "bigint", '"long"')
 _STRING = Field("", "string", '"string"')
@@ -99,9 +99,10 @@ def aggregate_query(plan: Plan, computed: str) -> str | None:
 
 def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: tuple,
           computed_fields: tuple, aggregate_fields: tuple, computed: str, alias: str, ansi: bool,
-          limits: Limits = Limits()) -> Lowered:
+          limits: Limits = Limits(), zone: str = "UTC") -> Lowered:
     """``computed``: the text of ``computed_query``; ``alias``: the clause's own alias text;
-    ``ansi``: spark.sql.ansi.enabled; ``limits``: the engine's bounds (Spark confs).  A
+    ``ansi``: spark.sql.ansi.enabled; ``limits``: the engine's bounds (Spark confs); ``zone``:
+    spark.sql.session.timeZone.  A
     streaming plan (``plan.streaming``) reads the view ``stream_view(name)`` in place of the
     UDTF call, and ships the ORDER BY columns too."""
     clause = analysis.clause
@@ -109,9 +110,9 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
     fields = {f.name: f for f in computed_fields}
     types = {name: f.type for name, f in fields.items()}
     aggregates = {f.name: f for f in aggregate_fields}
-    define = tuple(_condition(c, types, ansi, analysis, "DEFINE") for c in plan.define)
-    until = tuple(_condition(c, types, ansi, analysis, "UNTIL") for c in plan.until)
-    atoms = tuple(Atom(optimize(typed(a.atom.expr, types, ansi), ansi), a.atom.final) for a in plan.atoms)
+    define = tuple(_condition(c, types, ansi, zone, analysis, "DEFINE") for c in plan.define)
+    until = tuple(_condition(c, types, ansi, zone, analysis, "UNTIL") for c in plan.until)
+    atoms = tuple(Atom(_engine_expr(a.atom.expr, types, ansi, zone), a.atom.final) for a in plan.atoms)
     one_row = analysis.rows is RowsMode.ONE
     carry = partition if one_row else [f.name for f in input_fields]
     output = [fields[name]._replace(name=name) for name in carry]
@@ -144,7 +145,8 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         derived=tuple(DerivedMask(m, plan.derived[m]) for m in masks if m in plan.derived),
         values=tuple(Value(name, types[name]) for name in plan.values), order_key=window.key if window else None,
         within=window.length if window else None, lookahead=plan.lookahead,
-        atoms=atoms, output=tuple(outputs), limits=limits, ansi=ansi, timeouts=analysis.timeout is not None)
+        atoms=atoms, output=tuple(outputs), limits=limits, ansi=ansi, timeouts=analysis.timeout is not None,
+        zone=zone)
     output = tuple(output)
     order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
     shipped = _shipped(engine_plan, fields, clause, order)
@@ -168,11 +170,17 @@ def stream_view(name: str) -> str:
     return f"{name}_stream"
 
 
-def _condition(condition: Condition, types: dict, ansi: bool, analysis: Analysis, clause: str) -> Condition:
+def _engine_expr(expr, types: dict, ansi: bool, zone: str):
+    """A match-state expression typed, checked against the session zone and optimized."""
+    return optimize(zone_checked(typed(expr, types, ansi), ansi, zone), ansi, zone)
+
+
+def _condition(condition: Condition, types: dict, ansi: bool, zone: str, analysis: Analysis,
+               clause: str) -> Condition:
     if condition.expr is None:
         return condition
     name = analysis.var_names[condition.var]
-    expr = optimize(typed(condition.expr, types, ansi), ansi)
+    expr = _engine_expr(condition.expr, types, ansi, zone)
     definition = analysis.definitions[name]
     node = definition.condition if clause == "DEFINE" else definition.until
     return condition._replace(expr=boolean(expr, f"{clause} {name}", position(node) or (None, None)))

@@ -42,14 +42,15 @@ _ALWAYS_NULLABLE = frozenset({"/", "%", "div", "pmod", "ln", "log10", "logarithm
 _WIRE = (type(None), bool, int, float, str, Decimal)
 
 
-def optimize(expr, ansi: bool):
-    """``expr`` (typed) after Spark's rules, to a fixed point."""
+def optimize(expr, ansi: bool, zone: str):
+    """``expr`` (typed) after Spark's rules, to a fixed point (constants folded in session zone
+    ``zone``)."""
     failed: set = set()  # constants that failed inside a conditional (Spark tags them and moves on)
     for _ in range(100):
         before = expr
         expr = _bottom_up(expr, _null_propagation)
-        expr = _fold(expr, False, ansi, failed)
-        expr = _reorder(expr, ansi)
+        expr = _fold(expr, False, ansi, zone, failed)
+        expr = _reorder(expr, ansi, zone)
         expr = _bottom_up(expr, _boolean_simplification)
         expr = _bottom_up(expr, _simplify_conditionals)
         expr = _bottom_up(expr, _simplify_comparison)
@@ -94,16 +95,16 @@ def _foldable(expr) -> bool:
     return False
 
 
-def _fold(expr, branch: bool, ansi: bool, failed: set):
+def _fold(expr, branch: bool, ansi: bool, zone: str, failed: set):
     if isinstance(expr, ir.Lit):
         return expr
     if isinstance(expr, ir.Agg):  # Spark evaluates aggregate arguments apart, outside any CASE
-        return _with_children(expr, lambda e: _fold(e, False, ansi, failed))
+        return _with_children(expr, lambda e: _fold(e, False, ansi, zone, failed))
     if _foldable(expr):
         if expr in failed:
             return expr
         try:
-            value = ir.compile_constant(expr, ansi)(None)
+            value = ir.compile_constant(expr, ansi, zone)(None)
         except MatchRecognizeError:
             if not branch:
                 raise
@@ -111,7 +112,7 @@ def _fold(expr, branch: bool, ansi: bool, failed: set):
             return expr
         return _literal(value, ir.type_of(expr)) or expr
     inside = branch or (isinstance(expr, ir.Call) and expr.fn in _CONDITIONAL)
-    return _with_children(expr, lambda e: _fold(e, inside, ansi, failed))
+    return _with_children(expr, lambda e: _fold(e, inside, ansi, zone, failed))
 
 
 def _literal(value, type_: str) -> ir.Lit | None:
@@ -167,17 +168,17 @@ def _never_null_cast(source: SqlType, target: SqlType) -> bool:
 
 
 # ---- ReorderAssociativeOperator ----------------------------------------------------------
-def _reorder(expr, ansi: bool):
+def _reorder(expr, ansi: bool, zone: str):
     if isinstance(expr, ir.Call) and expr.fn in ("+", "*") and SqlType.parse(expr.type).is_integral:
         operands = _flatten(expr, expr.fn)
         constants = [o for o in operands if _foldable(o)]
         if len(constants) > 1:
-            others = [_reorder(o, ansi) for o in operands if not _foldable(o)]
+            others = [_reorder(o, ansi, zone) for o in operands if not _foldable(o)]
             combined = _chain(expr, constants)
-            value = _literal(ir.compile_constant(combined, ansi)(None), expr.type) or combined
+            value = _literal(ir.compile_constant(combined, ansi, zone)(None), expr.type) or combined
             return _chain(expr, others + [value]) if others else value
-        return expr._replace(args=tuple(_reorder(a, ansi) for a in expr.args))
-    return _with_children(expr, lambda e: _reorder(e, ansi))
+        return expr._replace(args=tuple(_reorder(a, ansi, zone) for a in expr.args))
+    return _with_children(expr, lambda e: _reorder(e, ansi, zone))
 
 
 def _flatten(expr, fn: str) -> list:

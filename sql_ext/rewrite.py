@@ -84,7 +84,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         schema, ((f"SELECT {to_spark_sql(a.sql)} FROM ({computed})", a.sql) for a in planned.atoms if a.sql is not None),
         clause))
     lowered = lower.lower(analysis, planned, window, input_fields, computed_fields, aggregate_fields,
-                          computed, alias, catalog.ansi(), catalog.limits())
+                          computed, alias, catalog.ansi(), catalog.limits(), catalog.time_zone())
     if streaming:
         catalog.register_stream(lowered, analysis, ctes + computed, computed_fields)
     else:

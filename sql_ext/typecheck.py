@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from udtf import expr as ir
 from udtf.errors import MatchRecognizeError
-from udtf.sparksql import scalar
+from udtf.sparksql import scalar, zone as zones
 from udtf.sparksql.aggregates import aggregate
 from udtf.sparksql.coercion import Literal, resolve
 from udtf.sparksql.errors import SparkAnalysisError
@@ -33,6 +33,50 @@ def typed(expr, types: dict, ansi: bool):
             raise MatchRecognizeError(f"cannot cast {source} to {target} over match state ({e})", *expr.at) from None
         return expr._replace(arg=arg, source=str(source))
     return _call(expr, types, ansi)
+
+
+def zone_checked(expr, ansi: bool, zone: str):
+    """``expr`` (typed) unchanged when the engine can evaluate it in session zone ``zone``; when
+    this Python cannot load the zone, an error at the first cast or call that reads it."""
+    try:
+        zones.resolve(zone)
+        return expr
+    except zones.ZoneError as e:
+        problem = e
+    for node in _nodes(expr):
+        try:
+            _build(node, ansi, zone)
+        except zones.ZoneError:
+            raise MatchRecognizeError(
+                f"{_describe(node)} depends on the session time zone {zone!r} "
+                f"(spark.sql.session.timeZone), which this Python cannot load ({problem})", *node.at) from None
+    return expr
+
+
+def _build(node, ansi: bool, zone: str) -> None:
+    """Build what the worker builds for a cast or call node (raises ``ZoneError`` as it would)."""
+    if isinstance(node, ir.Cast):
+        scalar.cast_chain(SqlType.parse(node.source), [SqlType.parse(t) for t in node.chain], ansi, zone)
+    elif isinstance(node, ir.Call):
+        scalar.compile_call(node.fn, [SqlType.parse(t) for t in node.arg_types], SqlType.parse(node.type), ansi,
+                            [None] * len(node.args), zone)
+
+
+def _describe(node) -> str:
+    """A cast or call as the error names it: ``CAST(TIMESTAMP AS DATE)``, ``+(TIMESTAMP, ...)``."""
+    if isinstance(node, ir.Cast):
+        return f"CAST({node.source} AS {node.chain[-1]})".upper()
+    return f"{node.fn}({', '.join(node.arg_types)})".upper()
+
+
+def _nodes(expr):
+    """``expr`` and every sub-expression, aggregate arguments and filters included."""
+    if expr is None:
+        return
+    yield expr
+    inner = (*expr.args, expr.filter) if isinstance(expr, ir.Agg) else ir.children(expr)
+    for child in inner:
+        yield from _nodes(child)
 
 
 def boolean(expr, what: str, at):

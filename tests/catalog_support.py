@@ -43,6 +43,9 @@ class StaticCatalog:
     def ansi(self) -> bool:
         return True
 
+    def time_zone(self) -> str:
+        return "UTC"
+
     def limits(self) -> Limits:
         return Limits()
 

@@ -39,12 +39,13 @@ class PartitionRunner:
         self.rows = Rows(masks=(*plan.masks, *(d.name for d in plan.derived)), values=[v.name for v in plan.values])
         self.value_types = [(v.name, SqlType.parse(v.type)) for v in plan.values]
         names = plan.program.vars
-        conditions = Conditions(plan.define, plan.until, names, self.rows, plan.ansi)
+        conditions = Conditions(plan.define, plan.until, names, self.rows, plan.ansi, plan.zone)
         options = Options(semantics=plan.semantics, skip=plan.skip, within=plan.within,
                           unmatched=plan.rows is RowsMode.ALL_WITH_UNMATCHED,
                           limits=plan.limits, lookahead=plan.lookahead, timeouts=plan.timeouts)
         self.matcher = matcher(plan.program, conditions, options)
-        self.emitter = Emitter(plan.atoms, plan.rows, names, self.rows.values, lambda: self.rows.size, plan.ansi)
+        self.emitter = Emitter(plan.atoms, plan.rows, names, self.rows.values, lambda: self.rows.size,
+                               plan.ansi, plan.zone)
         self.atom_types = [SqlType.parse(type_of(a.expr)) for a in plan.atoms]
         self.pending: list = []  # matches of the current partition not yet emitted
         self.derived = {mask.name: mask.comparisons for mask in plan.derived}

@@ -74,11 +74,12 @@ class Emitter:
     """``atoms``: ``udtf.plan.Atom``s (a navigation atom's ``Nav`` has no column: the engine
     gives the row index it lands on)."""
 
-    def __init__(self, atoms, rows_mode: RowsMode, var_names, values: dict, size, ansi: bool = True):
+    def __init__(self, atoms, rows_mode: RowsMode, var_names, values: dict, size, ansi: bool = True,
+                 zone: str = "UTC"):
         needed: dict = {}
         for atom in atoms:
             facts_of(atom.expr, needed)
-        self.table = FactTable(list(needed), values, var_names, ansi)
+        self.table = FactTable(list(needed), values, var_names, ansi, zone)
         self.size = size
         self.var_names = var_names
         self.running = [(k, self._atom(a.expr)) for k, a in enumerate(atoms) if not a.final]

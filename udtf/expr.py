@@ -190,14 +190,16 @@ def facts_of(expr, out: dict) -> dict:
 class FactTable:
     """The folds a set of expressions reads, and how one row advances them.  ``columns``:
     name -> list of values of the partition (extended in place); ``match_number``: the number
-    of the match being built (aggregate arguments may read it)."""
+    of the match being built (aggregate arguments may read it); ``ansi`` and ``zone``:
+    spark.sql.ansi.enabled and spark.sql.session.timeZone."""
 
-    def __init__(self, facts, columns, var_names, ansi: bool):
+    def __init__(self, facts, columns, var_names, ansi: bool, zone: str = "UTC"):
         self.facts = list(facts)
         self.index = {f: i for i, f in enumerate(self.facts)}
         self.columns = columns
         self.var_names = var_names
         self.ansi = ansi
+        self.zone = zone
         self.match_number = None
         updaters, initial = [], []
         for fact in self.facts:
@@ -297,7 +299,7 @@ def located(error: SparkError, at: Pos) -> MatchRecognizeError:
 # ---- compilation -------------------------------------------------------------------------
 class Scope:
     """Where expressions are evaluated: the partition's columns, its size (navigation past it
-    yields NULL) and the variable names; ``ansi``: spark.sql.ansi.enabled."""
+    yields NULL) and the variable names; ``ansi``, ``zone``: those of the fact table."""
 
     def __init__(self, facts: FactTable, size):
         self.facts = facts
@@ -305,6 +307,7 @@ class Scope:
         self.var_names = facts.var_names
         self.size = size
         self.ansi = facts.ansi
+        self.zone = facts.zone
 
 
 def compile_expr(expr, scope: Scope):
@@ -343,7 +346,7 @@ def compile_expr(expr, scope: Scope):
         slot = scope.facts.index[Fact("agg", expr.vars, expr)]
         result = aggregate(expr.fn, [SqlType.parse(t) for t in expr.arg_types], expr.distinct, scope.ansi).result
         return lambda ctx: result(ctx[1][slot])
-    return _compile_common(expr, lambda e: compile_expr(e, scope), scope.ansi)
+    return _compile_common(expr, lambda e: compile_expr(e, scope), scope.ansi, scope.zone)
 
 
 def compile_row(expr, table: FactTable):
@@ -360,16 +363,17 @@ def compile_row(expr, table: FactTable):
     if isinstance(expr, Classifier):
         names = table.var_names
         return lambda ctx: names[ctx[1]]
-    return _compile_common(expr, lambda e: compile_row(e, table), table.ansi)
+    return _compile_common(expr, lambda e: compile_row(e, table), table.ansi, table.zone)
 
 
-def compile_constant(expr, ansi: bool):
+def compile_constant(expr, ansi: bool, zone: str):
     """``fn(ctx) -> value`` for an expression of ``Lit``, ``Cast`` and ``Call`` nodes only (a
-    constant; errors are ``MatchRecognizeError`` at the failing construct)."""
+    constant in session zone ``zone``; errors are ``MatchRecognizeError`` at the failing
+    construct)."""
     if isinstance(expr, Lit):
         value = literal_value(expr.value, expr.type)
         return lambda ctx: value
-    return _compile_common(expr, lambda e: compile_constant(e, ansi), ansi)
+    return _compile_common(expr, lambda e: compile_constant(e, ansi, zone), ansi, zone)
 
 
 def _column_cast(expr):
@@ -398,15 +402,15 @@ def _raises_unlocated(expr) -> bool:
                                              for t in expr.arg_types))
 
 
-def _compile_common(expr, compile_child, ansi: bool):
+def _compile_common(expr, compile_child, ansi: bool, zone: str):
     # a node's runtime errors are located at it; a node that cannot raise and has no child that
     # raises unlocated (an aggregate's result) needs no handler
     if isinstance(expr, Cast):
         source, chain = SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain]
         if expr.safe:
-            convert = scalar.cast(source, chain[-1], ansi, try_=True)
+            convert = scalar.cast(source, chain[-1], ansi, try_=True, zone=zone)
         else:
-            convert = scalar.cast_chain(source, chain, ansi)
+            convert = scalar.cast_chain(source, chain, ansi, zone)
         arg, at = compile_child(expr.arg), expr.at
         if isinstance(expr.arg, Lit):  # a constant: cast once, unless that fails (then per row)
             try:
@@ -430,7 +434,7 @@ def _compile_common(expr, compile_child, ansi: bool):
     if isinstance(expr, Call):
         arg_types = [SqlType.parse(t) for t in expr.arg_types]
         call = scalar.compile_call(expr.fn, arg_types, SqlType.parse(expr.type), ansi,
-                                   [compile_child(a) for a in expr.args])
+                                   [compile_child(a) for a in expr.args], zone)
         if not any(_raises_unlocated(a) for a in expr.args) and not scalar.call_raises(expr.fn, arg_types):
             return call
         at = expr.at

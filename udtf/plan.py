@@ -23,7 +23,7 @@ from .errors import MatchRecognizeError, Pos
 from .program import Program
 from .wire import decode, encode, record
 
-VERSION = 3
+VERSION = 4
 
 
 @record
@@ -151,6 +151,7 @@ class EnginePlan(NamedTuple):
     limits: Limits
     ansi: bool  # spark.sql.ansi.enabled: the semantics of the expressions the engine evaluates
     timeouts: bool = False  # WITH TIMEOUT ROWS: also report partial matches whose WITHIN window closed
+    zone: str = "UTC"  # spark.sql.session.timeZone: the zone of the expressions the engine evaluates
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "plan": encode(self)}, sort_keys=True)

@@ -37,14 +37,14 @@ class Conditions:
     """The conditions of each variable (``udtf.plan.Condition``s; a variable without one is
     TRUE), the folds their match-state expressions read, and the rows they read them from."""
 
-    def __init__(self, define, until, var_names, rows: Rows, ansi: bool = True):
+    def __init__(self, define, until, var_names, rows: Rows, ansi: bool = True, zone: str = "UTC"):
         self.define = {c.var: c for c in define}
         self.until = {c.var: c for c in until}
         needed: dict = {}
         for condition in (*define, *until):
             if condition.expr is not None:
                 facts_of(condition.expr, needed)
-        self.table = FactTable(list(needed), rows.values, var_names, ansi)
+        self.table = FactTable(list(needed), rows.values, var_names, ansi, zone)
         self.scope = Scope(self.table, lambda: rows.size)
         self.rows = rows
 

@@ -2,7 +2,8 @@
 
 Pure functions over the engine representation (``sqltypes``).  ``parse_*`` return ``None`` for
 malformed input (the caller decides between NULL and ``[CAST_INVALID_INPUT]``).  Timestamps are
-read and printed in UTC (the session time zone the engine assumes).
+printed as wall clocks (the caller converts an instant to the session zone's, ``zone``); a
+timestamp string without a zone is read in the zone the caller passes.
 """
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import datetime as _dt
 import re
 from decimal import Decimal, InvalidOperation
 
+from . import zone as _zone
 from .types import round_float32
 
 __all__ = ["double_to_string", "float_to_string", "decimal_to_string", "date_to_string",
-           "timestamp_to_string", "parse_date", "parse_timestamp", "parse_double",
+           "timestamp_to_string", "parse_date", "parse_timestamp", "parse_timestamp_ntz", "parse_double",
            "parse_float", "parse_integral", "parse_decimal", "parse_boolean", "trim_spaces",
            "decimal_to_float32", "int_to_float32"]
 
@@ -267,9 +269,27 @@ def parse_date(s: str) -> int | None:
     return _days(year, int(m.group(3) or 1), int(m.group(4) or 1))
 
 
-def parse_timestamp(s: str) -> int | None:
-    """DateTimeUtils.stringToTimestamp (UTC session): date, optional ``[T ]h:m[:s[.f]]`` and an
-    optional zone (``Z``, ``±h[h][:mm]``, ``UTC``/``GMT`` prefixes)."""
+def parse_timestamp(s: str, tz: _dt.tzinfo | None = None) -> int | None:
+    """DateTimeUtils.stringToTimestamp: the instant of ``s``; a string without a zone is a wall
+    clock in the session zone ``tz`` (None: UTC)."""
+    parts = _timestamp_parts(s)
+    if parts is None:
+        return None
+    local, zone = parts
+    zone = zone or tz
+    return local if zone is None else _zone.instant_micros(local, zone)
+
+
+def parse_timestamp_ntz(s: str) -> int | None:
+    """DateTimeUtils.stringToTimestampWithoutTimeZone: the wall clock of ``s`` (a zone in the
+    string is read and ignored)."""
+    parts = _timestamp_parts(s)
+    return None if parts is None else parts[0]
+
+
+def _timestamp_parts(s: str) -> tuple[int, _dt.tzinfo | None] | None:
+    """(wall clock, the string's zone or None) of date, optional ``[T ]h:m[:s[.f]]`` and an
+    optional zone (``Z``, ``±h[h][:mm]``, ``UTC``/``GMT`` prefixes, a zone id)."""
     t = s.strip(_WS)
     m = _DATE_RE.match(t)
     if not m:
@@ -280,6 +300,7 @@ def parse_timestamp(s: str) -> int | None:
         return None
     rest = t[m.end():]
     us = 0
+    zone = None
     if rest:
         if m.group(4) is None or rest[0] not in " T":
             return None
@@ -296,22 +317,28 @@ def parse_timestamp(s: str) -> int | None:
             rest = rest[tm.end():]
         elif rest.strip() == "":
             rest = ""
-        else:
-            rest = rest
         if rest:
-            zone = rest.strip() if rest.startswith(" ") else rest
-            zm = _ZONE_RE.fullmatch(zone)
-            if not zm:
+            zone = _string_zone(rest.strip() if rest.startswith(" ") else rest)
+            if zone is None:
                 return None
-            if zm.group(1):
-                hh = int(zm.group(2))
-                mm = int(zm.group(3) or 0)
-                ss = int(zm.group(4) or 0)
-                if hh > 18 or mm > 59 or ss > 59:
-                    return None
-                off = (hh * 3600 + mm * 60 + ss) * 1_000_000
-                us -= off if zm.group(1) == "+" else -off
-    return days * _US_PER_DAY + us
+    return days * _US_PER_DAY + us, zone
+
+
+def _string_zone(text: str) -> _dt.tzinfo | None:
+    """The zone written in a timestamp string (None when it is none)."""
+    zm = _ZONE_RE.fullmatch(text)
+    if not zm:
+        try:
+            return _zone.resolve(text) or _dt.timezone.utc
+        except _zone.ZoneError:
+            return None
+    if not zm.group(1):
+        return _dt.timezone.utc
+    hh, mm, ss = int(zm.group(2)), int(zm.group(3) or 0), int(zm.group(4) or 0)
+    if hh > 18 or mm > 59 or ss > 59:
+        return None
+    off = _dt.timedelta(seconds=hh * 3600 + mm * 60 + ss)
+    return _dt.timezone(off if zm.group(1) == "+" else -off)
 
 
 def interval_to_string(v: int, year_month: bool, start: int, end: int) -> str:

@@ -2,8 +2,8 @@
 
 Build once per expression node, call per row:
 
-* ``cast(src, dst, ansi, try_=False)`` -> ``f(value)``: Spark's ``CAST`` (``try_``: TRY_CAST,
-  errors become NULL).  Implicit casts chosen by ``coercion.resolve`` use ``try_=False``.
+* ``cast(src, dst, ansi, try_=False, zone="UTC")`` -> ``f(value)``: Spark's ``CAST`` (``try_``:
+  TRY_CAST, errors become NULL).  Implicit casts chosen by ``coercion.resolve`` use ``try_=False``.
 * ``function(name, arg_types, result_type, ansi)`` -> ``f(*values)``: the function over already
   evaluated (and already cast, ``arg_types`` = ``Signature.args``) argument values.
 * ``compile_call(name, arg_types, result_type, ansi, children)`` -> ``g(row)``: the node with
@@ -11,6 +11,11 @@ Build once per expression node, call per row:
   evaluate everything: a null-intolerant operator stops at the first NULL argument (``NULL + 1/0``
   is NULL, not an error), AND/OR short-circuit, CASE/IF/COALESCE/IN evaluate lazily.  Use this one
   wherever errors must match Spark's.
+
+``zone`` is spark.sql.session.timeZone (a Spark zone id, ``sparksql.zone``): the casts between
+TIMESTAMP and DATE / TIMESTAMP_NTZ / STRING and TIMESTAMP +- an interval read it, and
+building one of them raises ``zone.ZoneError`` when this Python cannot load the zone.  A zone
+whose offset is always zero builds the same callables as ``"UTC"``.
 
 Values use the representation documented in ``sqltypes``.  Errors are ``SparkError`` whose
 ``error_class`` is Spark's (``ARITHMETIC_OVERFLOW``, ``DIVIDE_BY_ZERO``, ``REMAINDER_BY_ZERO``,
@@ -24,6 +29,7 @@ from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, ROU
 from typing import Callable, Sequence
 
 from . import format as fmt
+from . import zone as _zone
 from .coercion import canonical
 from .errors import SparkAnalysisError, SparkError
 from .types import INTEGRAL_RANGE, Kind, SqlType, round_float32
@@ -131,10 +137,12 @@ def sort_key(t: SqlType):
 
 # ---- casts ------------------------------------------------------------------------------
 
-def cast(src: SqlType, dst: SqlType, ansi: bool, try_: bool = False) -> Callable[[object], object]:
-    """Spark's ``CAST(x AS dst)`` from ``src`` (``try_``: TRY_CAST).  None maps to None."""
+def cast(src: SqlType, dst: SqlType, ansi: bool, try_: bool = False,
+         zone: str = "UTC") -> Callable[[object], object]:
+    """Spark's ``CAST(x AS dst)`` from ``src`` (``try_``: TRY_CAST) in session zone ``zone``.
+    None maps to None."""
     if try_:
-        inner = _cast(src, dst, True)
+        inner = _cast(src, dst, True, zone)
 
         def try_cast(v):
             try:
@@ -142,14 +150,15 @@ def cast(src: SqlType, dst: SqlType, ansi: bool, try_: bool = False) -> Callable
             except SparkError:
                 return None
         return try_cast
-    return _cast(src, dst, ansi)
+    return _cast(src, dst, ansi, zone)
 
 
-def cast_chain(src: SqlType, chain: Sequence[SqlType], ansi: bool) -> Callable[[object], object]:
+def cast_chain(src: SqlType, chain: Sequence[SqlType], ansi: bool,
+               zone: str = "UTC") -> Callable[[object], object]:
     """Casts through ``chain`` (``Signature.casts(...)[i]``) in order; identity when empty."""
     fns = []
     for dst in chain:
-        fns.append(_cast(src, dst, ansi))
+        fns.append(_cast(src, dst, ansi, zone))
         src = dst
     if not fns:
         return _identity
@@ -205,7 +214,7 @@ def _cast_overflow(v, src, dst) -> SparkError:
                                  f"cast to \"{str(dst).upper()}\" due to an overflow.")
 
 
-def _cast(src: SqlType, dst: SqlType, ansi: bool):
+def _cast(src: SqlType, dst: SqlType, ansi: bool, zone: str):
     if src == dst:
         return _identity
     if src.is_void:
@@ -216,9 +225,9 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool):
         raise SparkAnalysisError("DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
                                  f'cannot cast "{str(src).upper()}" to "{str(dst).upper()}"')
     if dk is Kind.STRING:
-        return _null_safe(to_string_fn(src, ansi))
+        return _null_safe(to_string_fn(src, ansi, zone))
     if sk is Kind.STRING:
-        return _null_safe(_from_string(dst, ansi, src))
+        return _null_safe(_from_string(dst, ansi, src, zone))
     if dst.is_integral:
         lo, hi = dst.int_range
         bits = _BITS[dk]
@@ -320,14 +329,9 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool):
             return lambda v: None
     if (dst.is_numeric) and sk is Kind.DATE and not ansi:
         return lambda v: None  # non-ANSI CAST(date AS numeric) is always NULL
-    if dk is Kind.DATE:
-        if src.is_timestamp:
-            return _null_safe(lambda v: v // _US_PER_DAY)
+    if src.is_datetime and dst.is_datetime:
+        return _datetime_cast(sk, dk, zone)
     if dk in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
-        if sk is Kind.DATE:
-            return _null_safe(lambda v: v * _US_PER_DAY)
-        if src.is_timestamp:
-            return _identity
         if src.is_integral:
             return _null_safe(lambda v: _ts_from_seconds(v, ansi))
         if src.is_floating or src.is_decimal:
@@ -349,11 +353,34 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool):
     if dk is Kind.BINARY and sk is Kind.STRING:
         return _null_safe(lambda v: v.encode())
     if dk is Kind.ARRAY and sk is Kind.ARRAY:
-        el = _cast(src.element, dst.element, ansi)
+        el = _cast(src.element, dst.element, ansi, zone)
         return _null_safe(lambda v: tuple(None if x is None else el(x) for x in v))
     if src.is_interval and dst.is_interval and sk is dk:
         return _identity
     raise NotImplementedError(f"cast {src} to {dst}")
+
+
+def _datetime_cast(sk: Kind, dk: Kind, zone: str):
+    """A cast between DATE, TIMESTAMP and TIMESTAMP_NTZ (``sk`` != ``dk``): TIMESTAMP values
+    are instants, the others wall clocks in ``zone`` (null-safe)."""
+    if Kind.TIMESTAMP in (sk, dk):
+        tz = _zone.resolve(zone)
+        if tz is not None:
+            return _null_safe(_ZONED_CASTS[sk, dk](tz))
+    if dk is Kind.DATE:
+        return _null_safe(lambda v: v // _US_PER_DAY)
+    if sk is Kind.DATE:
+        return _null_safe(lambda v: v * _US_PER_DAY)
+    return _identity  # between TIMESTAMP and TIMESTAMP_NTZ in a zone at offset zero
+
+
+# casts from and to TIMESTAMP in a zone not always at offset zero: tz -> (value -> value)
+_ZONED_CASTS = {
+    (Kind.TIMESTAMP, Kind.DATE): lambda tz: lambda v: _zone.local_micros(v, tz) // _US_PER_DAY,
+    (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ): lambda tz: lambda v: _zone.local_micros(v, tz),
+    (Kind.DATE, Kind.TIMESTAMP): lambda tz: lambda v: _zone.start_of_day(v, tz),
+    (Kind.TIMESTAMP_NTZ, Kind.TIMESTAMP): lambda tz: lambda v: _zone.instant_micros(v, tz),
+}
 
 
 def _ts_from_seconds(v: int, ansi: bool):
@@ -362,7 +389,9 @@ def _ts_from_seconds(v: int, ansi: bool):
     return max(lo, min(hi, v * 1_000_000))
 
 
-def to_string_fn(src: SqlType, ansi: bool) -> Callable[[object], str]:
+def to_string_fn(src: SqlType, ansi: bool, zone: str = "UTC") -> Callable[[object], str]:
+    """CAST(value AS STRING) for non-null values of ``src``; a TIMESTAMP prints its wall clock
+    in ``zone``."""
     k = src.kind
     if src.is_integral:
         return str
@@ -376,6 +405,9 @@ def to_string_fn(src: SqlType, ansi: bool) -> Callable[[object], str]:
         return lambda b: "true" if b else "false"
     if k is Kind.DATE:
         return fmt.date_to_string
+    if k is Kind.TIMESTAMP and _zone.resolve(zone) is not None:
+        tz = _zone.resolve(zone)
+        return lambda v: fmt.timestamp_to_string(_zone.local_micros(v, tz))
     if k in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
         return fmt.timestamp_to_string
     if k is Kind.BINARY:
@@ -383,14 +415,14 @@ def to_string_fn(src: SqlType, ansi: bool) -> Callable[[object], str]:
     if k is Kind.STRING:
         return _identity
     if k is Kind.ARRAY:
-        el = to_string_fn(src.element, ansi)
+        el = to_string_fn(src.element, ansi, zone)
         return lambda a: "[" + ", ".join("null" if x is None else el(x) for x in a) + "]"
     if src.is_interval:
         return lambda v: fmt.interval_to_string(v, src.kind is Kind.YEAR_MONTH_INTERVAL, src.start, src.end)
     raise NotImplementedError(f"cast {src} to string")
 
 
-def _from_string(dst: SqlType, ansi: bool, src: SqlType):
+def _from_string(dst: SqlType, ansi: bool, src: SqlType, zone: str):
     k = dst.kind
 
     def bad(v):
@@ -434,11 +466,18 @@ def _from_string(dst: SqlType, ansi: bool, src: SqlType):
             r = fmt.parse_date(v)
             return bad(v) if r is None else r
         return str_to_date
-    if k in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+    if k is Kind.TIMESTAMP:
+        tz = _zone.resolve(zone)
+
         def str_to_ts(v):
-            r = fmt.parse_timestamp(v)
+            r = fmt.parse_timestamp(v, tz)
             return bad(v) if r is None else r
         return str_to_ts
+    if k is Kind.TIMESTAMP_NTZ:
+        def str_to_ntz(v):
+            r = fmt.parse_timestamp_ntz(v)
+            return bad(v) if r is None else r
+        return str_to_ntz
     if k is Kind.BINARY:
         return lambda v: v.encode()
     raise NotImplementedError(f"cast string to {dst}")
@@ -446,27 +485,29 @@ def _from_string(dst: SqlType, ansi: bool, src: SqlType):
 
 # ---- functions ----------------------------------------------------------------------------
 
-def function(name: str, arg_types: Sequence[SqlType], result_type: SqlType, ansi: bool):
+def function(name: str, arg_types: Sequence[SqlType], result_type: SqlType, ansi: bool,
+             zone: str = "UTC"):
     """A callable over evaluated argument values (types ``arg_types``, i.e. after the casts of
-    ``coercion.resolve``) giving ``result_type`` values.  Strict functions return None when
-    any argument is None; lazy forms (and/or/case/if/coalesce/in) see ``compile_call``."""
+    ``coercion.resolve``) giving ``result_type`` values in session zone ``zone``.  Strict
+    functions return None when any argument is None; lazy forms (and/or/case/if/coalesce/in)
+    see ``compile_call``."""
     f = canonical(name)
     types = tuple(arg_types)
     builder = _BUILDERS.get(f)
     if builder is None:
         raise ValueError(f"unsupported function {name!r}")
-    return builder(f, types, result_type, ansi)
+    return builder(f, types, result_type, ansi, zone)
 
 
 def compile_call(name: str, arg_types: Sequence[SqlType], result_type: SqlType, ansi: bool,
-                 children: Sequence[Callable]) -> Callable:
+                 children: Sequence[Callable], zone: str = "UTC") -> Callable:
     """``row -> value`` for the call with Spark's evaluation order over child evaluators
     ``children[i](row)`` (already producing ``arg_types[i]`` values)."""
     f = canonical(name)
     ch = tuple(children)
     if f in _LAZY:
-        return _LAZY[f](f, tuple(arg_types), result_type, ansi, ch)
-    fn = function(f, arg_types, result_type, ansi)
+        return _LAZY[f](f, tuple(arg_types), result_type, ansi, zone, ch)
+    fn = function(f, arg_types, result_type, ansi, zone)
     if f in _EAGER:
         return lambda row: fn(*[c(row) for c in ch])
     if len(ch) == 1:
@@ -548,7 +589,7 @@ def _int_check(kind: Kind, ansi: bool, op: str):
     return check
 
 
-def _arith(f, types, result, ansi):
+def _arith(f, types, result, ansi, zone):
     l, r = types
     op = f
     if result.kind is Kind.DECIMAL and l.is_decimal and r.is_decimal:
@@ -633,7 +674,7 @@ def _arith(f, types, result, ansi):
             raise ValueError(f)
         return _strict(fn)
     if result.is_interval or result.is_datetime:
-        return _strict(_datetime_arith(f, types, result, ansi))
+        return _strict(_datetime_arith(f, types, result, ansi, zone))
     if result.is_void:
         return lambda a, b: None
     raise ValueError(f"{f}{types}->{result}")
@@ -697,11 +738,11 @@ def _decimal_arith(f, result: SqlType, ansi: bool):
     raise ValueError(f)
 
 
-def _datetime_arith(f, types, result, ansi):
+def _datetime_arith(f, types, result, ansi, zone):
     l, r = types
     K = Kind
     if f == "+" and (r.is_datetime and not l.is_datetime):
-        inner = _datetime_arith(f, (r, l), result, ansi)
+        inner = _datetime_arith(f, (r, l), result, ansi, zone)
         return lambda a, b: inner(b, a)
     if l.kind is K.DATE and r.kind in (K.TINYINT, K.SMALLINT, K.INT):
         return (lambda a, b: _date_check(a + b, ansi)) if f == "+" else \
@@ -715,8 +756,12 @@ def _datetime_arith(f, types, result, ansi):
         return date_plus_days
     if l.kind is K.DATE and r.kind is K.YEAR_MONTH_INTERVAL:
         return lambda a, b: _add_months_date(a, b if f == "+" else -b)
+    if l.kind is K.TIMESTAMP and r.kind is K.DAY_TIME_INTERVAL and _zone.resolve(zone) is not None:
+        return _zoned_ts_day_time(_zone.resolve(zone), -1 if f == "-" else 1, ansi)
     if l.is_timestamp and r.kind is K.DAY_TIME_INTERVAL:
         return (lambda a, b: _ts_check(a + b, ansi)) if f == "+" else (lambda a, b: _ts_check(a - b, ansi))
+    if l.kind is K.TIMESTAMP and r.kind is K.YEAR_MONTH_INTERVAL and _zone.resolve(zone) is not None:
+        return _zoned_ts_months(_zone.resolve(zone), -1 if f == "-" else 1)
     if l.is_timestamp and r.kind is K.YEAR_MONTH_INTERVAL:
         def ts_months(a, b):
             days, rem = divmod(a, _US_PER_DAY)
@@ -734,6 +779,29 @@ def _datetime_arith(f, types, result, ansi):
             return v
         return iv
     raise ValueError(f"{f}{types}")
+
+
+def _zoned_ts_months(tz, sign: int):
+    """DateTimeUtils.timestampAddMonths: months added to the wall clock in ``tz``, back to an
+    instant keeping the original offset where the new wall clock is ambiguous."""
+    def ts_months(a, b):
+        local = _zone.local_micros(a, tz)
+        days, rem = divmod(local, _US_PER_DAY)
+        moved = _add_months_date(days, sign * b) * _US_PER_DAY + rem
+        return _zone.instant_micros(moved, tz, prefer=local - a)
+    return ts_months
+
+
+def _zoned_ts_day_time(tz, sign: int, ansi: bool):
+    """DateTimeUtils.timestampAddDayTime: the interval's whole days (truncated toward zero) added
+    to the wall clock in ``tz`` (keeping the offset where ambiguous), the rest to the instant."""
+    def ts_day_time(a, b):
+        b *= sign
+        days = abs(b) // _US_PER_DAY * (1 if b >= 0 else -1)
+        local = _zone.local_micros(a, tz)
+        moved = _zone.instant_micros(local + days * _US_PER_DAY, tz, prefer=local - a)
+        return _ts_check(moved + b - days * _US_PER_DAY, ansi)
+    return ts_day_time
 
 
 def _date_check(d: int, ansi: bool) -> int:
@@ -761,7 +829,7 @@ def _add_months_date(days: int, months: int) -> int:
 
 # -- comparisons
 
-def _cmp_fn(f, types, result, ansi):
+def _cmp_fn(f, types, result, ansi, zone):
     t = types[0]
     if t.is_void:
         return (lambda a, b: True if a is None and b is None else False) if f == "<=>" else \
@@ -793,7 +861,7 @@ def _cmp_fn(f, types, result, ansi):
         eq = table["="]
         return lambda a, b: (a is None) != (b is None) if a is None or b is None else not eq(a, b)
     if f == "is_not_distinct_from":
-        return _cmp_fn("<=>", types, result, ansi)
+        return _cmp_fn("<=>", types, result, ansi, zone)
     return _strict(table[f])
 
 
@@ -815,7 +883,7 @@ def _or(a, b):
     return False
 
 
-def _logic(f, types, result, ansi):
+def _logic(f, types, result, ansi, zone):
     if f == "and":
         return _and
     if f == "or":
@@ -823,8 +891,8 @@ def _logic(f, types, result, ansi):
     return lambda a: None if a is None else not a
 
 
-def _in_fn(f, types, result, ansi):
-    eq = _cmp_fn("=", types[:2], result, ansi)
+def _in_fn(f, types, result, ansi, zone):
+    eq = _cmp_fn("=", types[:2], result, ansi, zone)
 
     def in_(v, *items):
         if v is None:
@@ -839,16 +907,16 @@ def _in_fn(f, types, result, ansi):
     return in_
 
 
-def _between_fn(f, types, result, ansi):
-    ge = _cmp_sides(">=", types[0], types[1], ansi)
-    le = _cmp_sides("<=", types[0], types[2], ansi)
+def _between_fn(f, types, result, ansi, zone):
+    ge = _cmp_sides(">=", types[0], types[1], ansi, zone)
+    le = _cmp_sides("<=", types[0], types[2], ansi, zone)
 
     def between(v, lo, hi):
         return _and(ge(v, lambda: lo), le(v, lambda: hi))
     return between
 
 
-def _case_fn(f, types, result, ansi):
+def _case_fn(f, types, result, ansi, zone):
     n = len(types)
 
     def case(*vals):
@@ -859,7 +927,7 @@ def _case_fn(f, types, result, ansi):
     return case
 
 
-def _coalesce_fn(f, types, result, ansi):
+def _coalesce_fn(f, types, result, ansi, zone):
     def coalesce(*vals):
         for v in vals:
             if v is not None:
@@ -868,15 +936,15 @@ def _coalesce_fn(f, types, result, ansi):
     return coalesce
 
 
-def _nullif_fn(f, types, result, ansi):
-    eq = _cmp_sides("=", types[0], types[1], ansi)
+def _nullif_fn(f, types, result, ansi, zone):
+    eq = _cmp_sides("=", types[0], types[1], ansi, zone)
 
     def nullif(a, b):
         return None if a is not None and eq(a, lambda: b) else a
     return nullif
 
 
-def _greatest_fn(f, types, result, ansi):
+def _greatest_fn(f, types, result, ansi, zone):
     c = compare(result)
     want = 1 if f == "greatest" else -1
 
@@ -889,13 +957,13 @@ def _greatest_fn(f, types, result, ansi):
     return pick
 
 
-def _is_null_fn(f, types, result, ansi):
+def _is_null_fn(f, types, result, ansi, zone):
     return (lambda v: v is None) if f == "is_null" else (lambda v: v is not None)
 
 
 # -- numeric functions
 
-def _neg_abs(f, types, result, ansi):
+def _neg_abs(f, types, result, ansi, zone):
     t = types[0]
     if t.is_integral or t.is_interval:
         lo, hi = t.int_range if t.is_integral else INTEGRAL_RANGE[
@@ -931,7 +999,7 @@ def _neg_abs(f, types, result, ansi):
     return _strict((lambda v: -v) if f == "negative" else abs)
 
 
-def _double_fn(f, types, result, ansi):
+def _double_fn(f, types, result, ansi, zone):
     def sqrt(x):
         return math.sqrt(x) if x >= 0 else (math.nan if x == x else x)
 
@@ -972,7 +1040,7 @@ def _double_fn(f, types, result, ansi):
                     "pow": pow_}[f])
 
 
-def _sign_fn(f, types, result, ansi):
+def _sign_fn(f, types, result, ansi, zone):
     def sign(x):
         if x != x:
             return math.nan
@@ -980,7 +1048,7 @@ def _sign_fn(f, types, result, ansi):
     return _strict(sign)
 
 
-def _round_fn(f, types, result, ansi):
+def _round_fn(f, types, result, ansi, zone):
     t = types[0]
     mode = ROUND_HALF_UP if f == "round" else ROUND_HALF_EVEN
     scale_arg = len(types) == 2
@@ -1014,7 +1082,7 @@ def _round_fn(f, types, result, ansi):
     return _strict(rounder)
 
 
-def _floor_ceil_fn(f, types, result, ansi):
+def _floor_ceil_fn(f, types, result, ansi, zone):
     t = types[0]
     mode = ROUND_FLOOR if f == "floor" else ROUND_CEILING
     if len(types) == 2:
@@ -1044,7 +1112,7 @@ def _floor_ceil_fn(f, types, result, ansi):
 
 # -- strings
 
-def _concat_fn(f, types, result, ansi):
+def _concat_fn(f, types, result, ansi, zone):
     if result.kind is Kind.ARRAY:
         def concat_arrays(*vals):
             if any(v is None for v in vals):
@@ -1065,7 +1133,7 @@ def _concat_fn(f, types, result, ansi):
     return concat
 
 
-def _string_fn(f, types, result, ansi):
+def _string_fn(f, types, result, ansi, zone):
     if f == "length":
         return _strict(len)
     if f == "upper":
@@ -1081,7 +1149,7 @@ def _string_fn(f, types, result, ansi):
     raise ValueError(f)
 
 
-def _substring_fn(f, types, result, ansi):
+def _substring_fn(f, types, result, ansi, zone):
     def substring(s, pos, length=(1 << 31) - 1):
         # UTF8String.substringSQL
         n = len(s)
@@ -1095,7 +1163,7 @@ def _substring_fn(f, types, result, ansi):
     return _strict(substring)
 
 
-def _date_fn(f, types, result, ansi):
+def _date_fn(f, types, result, ansi, zone):
     if f == "datediff":
         return _strict(lambda a, b: a - b)
     if f == "date_add":
@@ -1125,7 +1193,7 @@ _EAGER = frozenset(("<=>", "is_distinct_from", "is_not_distinct_from", "is_null"
                     "is_not_null", "concat", "greatest", "least"))
 
 
-def _lazy_and(f, types, result, ansi, ch):
+def _lazy_and(f, types, result, ansi, zone, ch):
     a, b = ch
     if f == "and":
         def and_(row):
@@ -1149,7 +1217,7 @@ def _lazy_and(f, types, result, ansi, ch):
     return or_
 
 
-def _lazy_case(f, types, result, ansi, ch):
+def _lazy_case(f, types, result, ansi, zone, ch):
     n = len(ch)
     pairs = tuple((ch[i], ch[i + 1]) for i in range(0, n - 1, 2))
     default = ch[-1] if n % 2 == 1 else (lambda row: None)
@@ -1162,7 +1230,7 @@ def _lazy_case(f, types, result, ansi, ch):
     return case
 
 
-def _lazy_coalesce(f, types, result, ansi, ch):
+def _lazy_coalesce(f, types, result, ansi, zone, ch):
     def coalesce(row):
         for c in ch:
             v = c(row)
@@ -1172,8 +1240,8 @@ def _lazy_coalesce(f, types, result, ansi, ch):
     return coalesce
 
 
-def _lazy_in(f, types, result, ansi, ch):
-    eq = _cmp_fn("=", types[:2], result, ansi)
+def _lazy_in(f, types, result, ansi, zone, ch):
+    eq = _cmp_fn("=", types[:2], result, ansi, zone)
     value, items = ch[0], ch[1:]
 
     def in_(row):
@@ -1191,14 +1259,14 @@ def _lazy_in(f, types, result, ansi, ch):
     return in_
 
 
-def _cmp_sides(f, ta, tb, ansi):
+def _cmp_sides(f, ta, tb, ansi, zone):
     """``(a, b_thunk) -> bool | None``: a comparison in Spark's order -- the left side cast to
     the common type first, the right side evaluated (``b_thunk()``) and cast only when that is
     not NULL (a BinaryComparison stops at its first NULL operand)."""
     from .coercion import comparison_type
     w = comparison_type(f, ta, tb, ansi)
-    ca, cb = cast(ta, w, ansi), cast(tb, w, ansi)
-    op = _cmp_fn(f, (w, w), None, ansi)
+    ca, cb = cast(ta, w, ansi, zone=zone), cast(tb, w, ansi, zone=zone)
+    op = _cmp_fn(f, (w, w), None, ansi, zone)
 
     def compare(a, b_thunk):
         x = ca(a)
@@ -1212,12 +1280,12 @@ def _cmp_sides(f, ta, tb, ansi):
     return compare
 
 
-def _lazy_between(f, types, result, ansi, ch):
+def _lazy_between(f, types, result, ansi, zone, ch):
     # Spark 4 rewrites BETWEEN to ``With(v) { x => x >= lo AND x <= hi }``: v once, each
     # comparison in Spark's order (``_cmp_sides``), AND skipping the second when the first is false
     tv, tlo, thi = types
-    ge = _cmp_sides(">=", tv, tlo, ansi)
-    le = _cmp_sides("<=", tv, thi, ansi)
+    ge = _cmp_sides(">=", tv, tlo, ansi, zone)
+    le = _cmp_sides("<=", tv, thi, ansi, zone)
     cv, clo, chi = ch
 
     def between(row):
@@ -1232,10 +1300,10 @@ def _lazy_between(f, types, result, ansi, ch):
     return between
 
 
-def _lazy_nullif(f, types, result, ansi, ch):
+def _lazy_nullif(f, types, result, ansi, zone, ch):
     # Spark 4: ``With(a) { x => IF(x = b, NULL, x) }``: b is evaluated only when a (cast to the
     # comparison type) is not NULL
-    eq = _cmp_sides("=", types[0], types[1], ansi)
+    eq = _cmp_sides("=", types[0], types[1], ansi, zone)
     a, b = ch
 
     def nullif(row):
