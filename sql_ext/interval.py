@@ -1,9 +1,13 @@
-"""The length of a WITHIN interval literal, in microseconds, computed without Spark.
+"""Interval literals read without Spark.
 
-Accepted are Spark's day-time interval literals: ``INTERVAL '10' SECOND``, ``INTERVAL 10
-SECONDS``, ``INTERVAL '1.5' SECOND``, ``INTERVAL 1 HOUR 30 MINUTES``, ``INTERVAL '1 day 2
-hours'``, ``INTERVAL '1 10:00:00' DAY TO SECOND`` (and the other ``X TO Y`` spans).
-Year-month intervals have no fixed length and are refused.
+``within_micros``: the length of a WITHIN interval, in microseconds.  Accepted are Spark's
+day-time interval literals: ``INTERVAL '10' SECOND``, ``INTERVAL 10 SECONDS``, ``INTERVAL
+'1.5' SECOND``, ``INTERVAL 1 HOUR 30 MINUTES``, ``INTERVAL '1 day 2 hours'``, ``INTERVAL '1
+10:00:00' DAY TO SECOND`` (and the other ``X TO Y`` spans).  Year-month intervals have no fixed
+length and are refused there.
+
+``year_month``: a year-month interval literal as Spark types and stores it (months), for the
+engine's expressions: Spark's Arrow conversion cannot carry such a value into the UDTF.
 """
 from __future__ import annotations
 
@@ -19,6 +23,9 @@ _MICROS = {"WEEK": 604_800_000_000, "DAY": 86_400_000_000, "HOUR": 3_600_000_000
 _SPAN_FIELDS = ("DAY", "HOUR", "MINUTE", "SECOND")
 _SPAN = re.compile(r"^\s*([+-])?\s*(?:(\d+)\s+)?(\d+(?::\d+)*(?:\.\d+)?)\s*$")
 _WORDS = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)\s*([a-zA-Z]+)")
+_YEAR_MONTH_FIELD = re.compile(r"\s*([+-])?\s*(\d+)\s*")  # INTERVAL '-3' YEAR, '+ 1' MONTH
+_YEAR_TO_MONTH = re.compile(r"\s*([+-])?(\d+)-(\d+)\s*")  # INTERVAL '-1-11' YEAR TO MONTH
+_INT_MAX = (1 << 31) - 1
 
 
 def within_micros(node) -> int:
@@ -86,3 +93,30 @@ def _span(text: str, first: str, last: str, node) -> int:
         raise error(f"WITHIN: {text!r} does not fit INTERVAL {first} TO {last}", node)
     total = sum(int(Decimal(part) * _MICROS[field]) for part, field in zip(parts, fields))
     return -total if match.group(1) == "-" else total
+
+
+def year_month(node) -> tuple[int, str] | None:
+    """(months, Spark type) of ``INTERVAL 'n' YEAR|MONTH`` (also ``YEARS``/``MONTHS``, unquoted
+    ``n``) or ``INTERVAL 'y-m' YEAR TO MONTH``; None for any other node, or a value Spark would
+    refuse (Spark then types and reports it)."""
+    if not isinstance(node, exp.Interval) or not isinstance(node.this, exp.Literal):
+        return None
+    unit, text = node.args.get("unit"), node.this.name
+    if isinstance(unit, exp.IntervalSpan):
+        if (unit.this.name.upper(), unit.expression.name.upper()) != ("YEAR", "MONTH"):
+            return None
+        match = _YEAR_TO_MONTH.fullmatch(text)
+        if match is None or int(match.group(3)) > 11:
+            return None
+        months, type_ = int(match.group(2)) * 12 + int(match.group(3)), "interval year to month"
+    else:
+        name = unit.name.upper() if unit is not None else ""
+        name = name[:-1] if name in ("YEARS", "MONTHS") else name
+        match = _YEAR_MONTH_FIELD.fullmatch(text)
+        if name not in ("YEAR", "MONTH") or match is None:
+            return None
+        months = int(match.group(2)) * (12 if name == "YEAR" else 1)
+        type_ = f"interval {name.lower()}"
+    if months > _INT_MAX:
+        return None
+    return (-months if match.group(1) == "-" else months), type_

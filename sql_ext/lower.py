@@ -149,7 +149,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         zone=zone)
     output = tuple(output)
     order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
-    shipped = _shipped(engine_plan, fields, clause, order)
+    shipped = _shipped(engine_plan, fields, clause, order, plan.origins)
     digest = hashlib.sha1((engine_plan.to_json() + json.dumps(output) + (json.dumps(shipped) if plan.streaming else "")).encode()).hexdigest()
     name = f"sparkcep_mr_{digest[:16]}"
     if plan.streaming:
@@ -190,10 +190,11 @@ def _condition(condition: Condition, types: dict, ansi: bool, zone: str, analysi
 _NO_ARROW = re.compile(r"interval( year| month|$)")
 
 
-def _shipped(plan: EnginePlan, types: dict, clause, order: list) -> list:
+def _shipped(plan: EnginePlan, types: dict, clause, order: list, origins: dict) -> list:
     """The columns the UDTF reads, in a fixed order: partition keys, masks, the columns derived
     masks compare, values, the WITHIN key, the columns output rows carry or take, and
-    ``order``."""
+    ``order``.  A type Arrow cannot carry is an error at the user's expression (``origins``:
+    computed column -> the user's node) or column."""
     names = [*plan.partition, *plan.masks,
              *(side.column for mask in plan.derived for c in mask.comparisons for side in (c.left, c.right)),
              *(v.name for v in plan.values), *([plan.order_key] if plan.order_key else []),
@@ -201,8 +202,11 @@ def _shipped(plan: EnginePlan, types: dict, clause, order: list) -> list:
     shipped = list(dict.fromkeys(names))
     for name in shipped:
         if _NO_ARROW.match(types[name].type):
-            raise error(f"column {name} of type {types[name].type} cannot pass through MATCH_RECOGNIZE "
-                        "(Spark has no Arrow conversion for it): cast it in the input, or leave it out", clause)
+            origin = origins.get(name)
+            what = f"column {name}" if origin is None else to_spark_sql(origin)
+            raise error(f"{what} of type {types[name].type} cannot pass through MATCH_RECOGNIZE "
+                        "(Spark has no Arrow conversion for it): cast it in the input, or leave it out",
+                        clause if origin is None else origin)
     return shipped
 
 

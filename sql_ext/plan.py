@@ -29,6 +29,7 @@ from udtf.sparksql.coercion import literal
 
 from . import rules
 from .analyze import Analysis, analysis_column, error, variable_name
+from .interval import year_month
 from .parse import (Classifier, Final, First, Last, MatchNumber, Navigation, Next, Prev, Running, position,
                     to_spark_sql)
 
@@ -558,11 +559,14 @@ def _has_match_state(node) -> bool:
 def _literal(node) -> ir.Lit | None:
     """``node`` as a literal with Spark's type, if Spark's grammar reads it as one: ``0.1`` is
     decimal(1,1), ``1e3`` double, ``-1`` INT and ``-1.5`` decimal(2,1) (a leading minus belongs
-    to a numeric literal), ``10Y`` TINYINT ...; else None."""
+    to a numeric literal), ``10Y`` TINYINT, ``INTERVAL '1' MONTH`` 1 (months) ...; else None."""
     if isinstance(node, exp.Boolean):
         return ir.Lit(node.this, "boolean")
     if isinstance(node, exp.Null):
         return ir.Lit(None, "void")
+    months = year_month(node)
+    if months is not None:
+        return ir.Lit(*months)
     sign = ""
     if isinstance(node, exp.Neg) and isinstance(node.this, (exp.Literal, exp.TryCast)):
         sign, node = "-", node.this

@@ -4,10 +4,12 @@ program survive their JSON wire format."""
 from __future__ import annotations
 
 import pytest
+import sqlglot
 
 from catalog_support import StaticCatalog
 from sql_ext import explain
 from sql_ext.parse import split_statements
+from sql_ext.interval import year_month
 from sql_ext.rewrite import rewrite_sql
 from test_sql_errors import CASES, SPECIAL, query
 from sql_support import at
@@ -89,6 +91,18 @@ def test_generated_sql_calls_the_udtf_over_a_sorted_table_argument():
 def test_within_lengths_without_spark(interval, micros):
     (plan,) = [l.plan for l in lowered(V_SHAPE.replace("INTERVAL '1' HOUR", interval))]
     assert plan.within == micros
+
+
+# Spark 4.2's type and value (months) of each literal; None: left for Spark to type or refuse
+@pytest.mark.parametrize("interval, expected", [
+    ("INTERVAL '1' MONTH", (1, "interval month")), ("INTERVAL 2 MONTHS", (2, "interval month")),
+    ("INTERVAL '- 1' MONTH", (-1, "interval month")), ("INTERVAL '-3' YEAR", (-36, "interval year")),
+    ("INTERVAL 2 YEARS", (24, "interval year")), ("INTERVAL '1-2' YEAR TO MONTH", (14, "interval year to month")),
+    ("INTERVAL '-1-11' YEAR TO MONTH", (-23, "interval year to month")),
+    ("INTERVAL '1-12' YEAR TO MONTH", None), ("INTERVAL '1.5' YEAR", None), ("INTERVAL '1' DAY", None)])
+def test_year_month_literals_without_spark(interval, expected):
+    node = sqlglot.parse_one(f"SELECT {interval}", read="spark").selects[0]
+    assert year_month(node) == expected
 
 
 @pytest.mark.parametrize("interval, message", [

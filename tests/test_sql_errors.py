@@ -245,6 +245,10 @@ SPARK_ERRORS = [
     ("interval times a number over match state",
      dict(define="B AS INTERVAL '1' MINUTE * COUNT(B.*) > INTERVAL '2' MINUTE"),
      "*: interval arithmetic with numbers is not supported over match state", "INTERVAL '1' MINUTE * COUNT"),
+    ("year-month interval computed per row for match state",
+     dict(define="B AS CASE WHEN COUNT(B.*) > 1 THEN INTERVAL '1' MONTH * p END > INTERVAL '1' MONTH"),
+     "INTERVAL '1' MONTH * p of type interval year to month cannot pass through MATCH_RECOGNIZE",
+     "INTERVAL '1' MONTH * p"),
 ]
 
 
