@@ -99,23 +99,12 @@ def scripted(spark, path: str, event_time: str, delay: str):
     return spark.readStream.format("scripted").option("path", path).load().withWatermark(event_time, delay)
 
 
-def run_to_end(df, checkpoint: str, batches: int | None = None):
-    """Run the streaming DataFrame ``df`` with an available-now trigger (or ``batches``
-    micro-batches of a processing-time trigger, then stop); (collected rows per batch id,
-    the query's progress reports)."""
-    import time
-
+def run_to_end(df, checkpoint: str):
+    """Run the streaming DataFrame ``df`` with an available-now trigger; (collected rows per
+    batch id, the query's progress reports)."""
     got: list = []
     writer = df.writeStream.outputMode("append").option("checkpointLocation", checkpoint) \
         .foreachBatch(lambda frame, batch: got.extend((batch, tuple(r)) for r in frame.collect()))
-    if batches is None:
-        query = writer.trigger(availableNow=True).start()
-        query.awaitTermination()
-    else:
-        query = writer.trigger(processingTime="0 seconds").start()
-        while not (query.lastProgress and query.lastProgress["batchId"] >= batches - 1):
-            if query.exception() is not None:
-                raise query.exception()
-            time.sleep(0.2)
-        query.stop()
+    query = writer.trigger(availableNow=True).start()
+    query.awaitTermination()
     return got, query.recentProgress
