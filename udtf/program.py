@@ -173,30 +173,44 @@ def closures(program: Program, at_start: bool, empty_iteration_exits: bool) -> t
     priority order, each once (the paper's EPSCLS).  ``at_start``: at the partition's first
     row (``^`` passes).  ``empty_iteration_exits``: a path that comes back to an unbounded loop
     without reading a row leaves the loop, as in regular expressions (standard semantics,
-    ISO/IEC 19075-5 7.2.8); otherwise such a path is dropped (the paper)."""
+    ISO/IEC 19075-5 7.2.8); otherwise such a path is dropped (the paper).  A loop left by its
+    exit is no longer on the path: an enclosing loop's next iteration enters it afresh, so
+    what an epsilon path reaches depends on the loops it is inside (``active``)."""
     states = program.states
     result = []
     for origin in range(len(states)):
-        found, seen, path = [], set(), set()
+        found, seen, path = [], set(), []
 
         def walk(s):
             state = states[s]
             if s in path:
                 if empty_iteration_exits and state.exit is not None:
-                    walk(state.exit)
+                    leave(s, state.exit)
                 return
-            if s in seen:
+            active = frozenset(p for p in path if p >= 0 and states[p].exit is not None)
+            if (s, active) in seen:
                 return
-            seen.add(s)
+            seen.add((s, active))
             if state.kind is Kind.SPLIT or (state.kind is Kind.BOL and at_start):
-                path.add(s)
+                path.append(s)
                 for target in state.targets:
-                    walk(target)
-                path.discard(s)
+                    if target == state.exit:
+                        leave(s, target)
+                    else:
+                        walk(target)
+                path.pop()
             elif state.kind is Kind.ACCEPT:
-                found.append(ACCEPT)
-            elif state.kind is not Kind.BOL:
+                if ACCEPT not in found:
+                    found.append(ACCEPT)
+            elif state.kind is not Kind.BOL and s not in found:
                 found.append(s)
+
+        def leave(loop, target):
+            """Walk ``target`` after leaving ``loop``: the loop's instance has ended."""
+            at = path.index(loop)
+            path[at] = -1
+            walk(target)
+            path[at] = loop
 
         walk(origin)
         result.append(tuple(found))

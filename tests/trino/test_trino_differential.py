@@ -8,6 +8,7 @@
   report goes to ``.trino/last-report.txt``.
 * ``test_known_disagreement``: each known entry's repro still disagrees the recorded way
   (pinned: once sparkcep is fixed the test fails, so the entry gets removed).
+* ``test_fixed_disagreement``: each disagreement found and fixed (``known.AGREED``) agrees.
 """
 from __future__ import annotations
 
@@ -79,3 +80,12 @@ def test_known_disagreement(runner, entry):
     if entry.check is not None:
         entry.check(case)
     assert known.classify(entry.query, case) == entry.id
+
+
+@pytest.mark.parametrize("entry", known.AGREED, ids=[a.id for a in known.AGREED])
+def test_fixed_disagreement(runner, entry):
+    table = qg.Table(f"tra_{entry.id.replace('-', '_')}", entry.table_rows())
+    runner.load([table])
+    [case] = runner.run([entry.query.replace(table=table.name)])
+    assert not case.diff, f"{entry.id}: {entry.reason}\n{case.report()}"
+    assert case.kind == "rows", case.report()
