@@ -87,12 +87,15 @@ def std_known_bug(pattern: str) -> bool:
     a possessive quantifier over a body that can match empty (the interaction of the
     empty-iteration rule with possessive leaving is undecided; unbounded ones also crash:
     test_bug_recursion_possessive_optional_in_loop), or '$' inside such an unbounded loop
-    (test_bug_recursion_end_anchor_in_loop)."""
+    (test_bug_recursion_end_anchor_in_loop), or a bounded quantifier with optional iterations
+    over such a body (test_bug_empty_iteration_of_bounded_quantifier)."""
     if not EXCLUDE_KNOWN_BUGS:
         return False
     for n in _walk(parse_pattern(pattern)):
         if isinstance(n, Repeat) and _nullable(n.body):
             if n.possessive:
+                return True
+            if n.max is not None and n.max > max(n.min, 1):  # test_bug_empty_iteration_of_bounded_quantifier
                 return True
             if n.max is None and any(isinstance(x, Repeat) and x.possessive or isinstance(x, Anchor) and x.kind == "$"
                                      for x in _walk(n.body)):
@@ -438,6 +441,38 @@ def test_standard_matches_oracle_slow(case):
 @given(SEEDS)
 def test_standard_matches_oracle_random_slow(seed):
     _standard_check(*_standard_random_case(seed))
+
+
+def _nested_loop_pattern(rng, depth=0):
+    """Alternations of sequences whose items are loops over groups (greedy and reluctant,
+    nested three deep), variables, anchors and ``()``: where an outer loop's next iteration
+    enters an inner loop again."""
+    def item():
+        if depth < 3 and rng.random() < .45:
+            return f"({_nested_loop_pattern(rng, depth + 1)}){quant()}"
+        if rng.random() < .15:
+            return rng.choice(["$", "^", "()"])
+        return rng.choice(STD_VARS) + quant()
+
+    def quant():
+        q = rng.choice(["", "*", "*", "+", "+", "?", "{0,2}", "{1,}", "{2,}"])
+        return q + "?" if q and rng.random() < .4 else q
+
+    return " | ".join(" ".join(item() for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(1, 3)))
+
+
+@pytest.mark.slow
+@settings(SLOW, max_examples=800)
+@given(SEEDS)
+def test_standard_nested_loops_match_oracle(seed):
+    rng = random.Random(seed)
+    pattern = _nested_loop_pattern(rng)
+    while std_known_bug(pattern):
+        pattern = _nested_loop_pattern(rng)
+    n = rng.randint(1, 4)
+    rows = [frozenset(v for v in STD_VARS if rng.random() < .6) for _ in range(n)]
+    _standard_check(pattern, rows, rng.choice(["PAST LAST ROW", "TO NEXT ROW"]), "A", False, None,
+                    (None, list(range(n))))
 
 
 # ==========================================================================================

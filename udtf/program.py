@@ -173,9 +173,9 @@ def closures(program: Program, at_start: bool, empty_iteration_exits: bool) -> t
     priority order, each once (the paper's EPSCLS).  ``at_start``: at the partition's first
     row (``^`` passes).  ``empty_iteration_exits``: a path that comes back to an unbounded loop
     without reading a row leaves the loop, as in regular expressions (standard semantics,
-    ISO/IEC 19075-5 7.2.8); otherwise such a path is dropped (the paper).  A loop left by its
-    exit is no longer on the path: an enclosing loop's next iteration enters it afresh, so
-    what an epsilon path reaches depends on the loops it is inside (``active``)."""
+    ISO/IEC 19075-5 7.2.8); otherwise such a path is dropped (the paper).  ``path`` holds the
+    unbounded loops the walk is inside; one left by its exit is off the path, so an enclosing
+    loop's next iteration enters it afresh: what a walk reaches from a state depends on them."""
     states = program.states
     result = []
     for origin in range(len(states)):
@@ -183,22 +183,25 @@ def closures(program: Program, at_start: bool, empty_iteration_exits: bool) -> t
 
         def walk(s):
             state = states[s]
-            if s in path:
-                if empty_iteration_exits and state.exit is not None:
+            loop = state.exit is not None
+            if loop and s in path:  # an iteration that read no row
+                if empty_iteration_exits:
                     leave(s, state.exit)
                 return
-            active = frozenset(p for p in path if p >= 0 and states[p].exit is not None)
-            if (s, active) in seen:
+            key = (s, frozenset(p for p in path if p >= 0))
+            if key in seen:
                 return
-            seen.add((s, active))
+            seen.add(key)
             if state.kind is Kind.SPLIT or (state.kind is Kind.BOL and at_start):
-                path.append(s)
+                if loop:
+                    path.append(s)
                 for target in state.targets:
-                    if target == state.exit:
+                    if loop and target == state.exit:
                         leave(s, target)
                     else:
                         walk(target)
-                path.pop()
+                if loop:
+                    path.pop()
             elif state.kind is Kind.ACCEPT:
                 if ACCEPT not in found:
                     found.append(ACCEPT)
@@ -206,7 +209,7 @@ def closures(program: Program, at_start: bool, empty_iteration_exits: bool) -> t
                 found.append(s)
 
         def leave(loop, target):
-            """Walk ``target`` after leaving ``loop``: the loop's instance has ended."""
+            """Walk ``target`` out of ``loop``: the loop's instance has ended."""
             at = path.index(loop)
             path[at] = -1
             walk(target)
