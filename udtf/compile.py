@@ -166,16 +166,17 @@ class _Builder:
         # copy built for empty paths only, the body's guards come from a live copy (``probe``)
         probe = self.build(node.body, cont, (excluded, stop, False)) if dead and node.possessive else None
 
-        def choice(take: int, leave: int, loop: int | None = None) -> int:
+        def choice(take: int, leave: int, loop: int | None = None, again: int | None = None) -> int:
             if node.possessive:
                 source = take if probe is None else probe
                 holds = some_of(*(t.guard for t in self._first_transitions(source, leave) if t.var >= 0))
                 if holds is not None:
                     leave = self.new(State(Kind.PEEK, (leave,), guard=Not(holds)))
             targets = (take, leave) if node.greedy else (leave, take)
+            # a choice names its exit, and where its iteration's body leads (``again``; a loop's
+            # leads back to the loop): an iteration that matched no row ends the quantifier
             if loop is None:
-                return self.new(State(Kind.SPLIT, targets))
-            # a loop state also names its exit: an iteration that matched no row ends the loop
+                return self.new(State(Kind.SPLIT, targets, exit=leave, again=again))
             self.states[loop] = State(Kind.SPLIT, targets, exit=leave)
             return loop
 
@@ -193,13 +194,13 @@ class _Builder:
                 # its entry it runs through the same states as they do
                 body = iteration(1, loop)
                 choice(self._enter(node.body, node.inner, loop, inner, start=body), cont, loop)
-                first = choice(body, cont) if node.min == 0 else body
+                first = choice(body, cont, again=loop) if node.min == 0 else body
             for k in range(shared - 1, 0, -1):
                 first = iteration(k, first)
             return first
         nxt = cont
         for k in range(node.max, node.min, -1):
-            nxt = choice(iteration(k, nxt), cont)
+            nxt = choice(iteration(k, nxt), cont, again=nxt)
         for k in range(node.min, 0, -1):
             nxt = iteration(k, nxt)
         return nxt

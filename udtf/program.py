@@ -129,7 +129,9 @@ class State(NamedTuple):
     targets: tuple = ()
     transitions: tuple = ()  # CONSUME only
     guard: object = None  # PEEK only
-    exit: int | None = None  # SPLIT of an unbounded loop only
+    exit: int | None = None  # SPLIT of a quantifier's choice: where leaving it goes
+    again: int | None = None  # SPLIT of an optional bounded iteration: the next choice, which
+    # its body leads to (an unbounded loop's body leads back to the loop itself)
 
     @property
     def target(self) -> int:
@@ -172,10 +174,11 @@ def closures(program: Program, at_start: bool, empty_iteration_exits: bool) -> t
     """For each state, the CONSUME / waiting states and ACCEPT reachable by epsilon moves, in
     priority order, each once (the paper's EPSCLS).  ``at_start``: at the partition's first
     row (``^`` passes).  ``empty_iteration_exits``: a path that comes back to an unbounded loop
-    without reading a row leaves the loop, as in regular expressions (standard semantics,
-    ISO/IEC 19075-5 7.2.8); otherwise such a path is dropped (the paper).  ``path`` holds the
-    unbounded loops the walk is inside; one left by its exit is off the path, so an enclosing
-    loop's next iteration enters it afresh: what a walk reaches from a state depends on them."""
+    without reading a row leaves the loop, and so does one that reaches the next choice of a
+    bounded quantifier, as in regular expressions (standard semantics, ISO/IEC 19075-5 7.2.8);
+    otherwise such a loop path is dropped (the paper).  ``path`` holds the quantifier choices
+    the walk is inside; one left by its exit is off the path, so an enclosing loop's next
+    iteration enters it afresh: what a walk reaches from a state depends on them."""
     states = program.states
     result = []
     for origin in range(len(states)):
@@ -188,6 +191,11 @@ def closures(program: Program, at_start: bool, empty_iteration_exits: bool) -> t
                 if empty_iteration_exits:
                     leave(s, state.exit)
                 return
+            if empty_iteration_exits:  # the next choice after an optional iteration that read no row
+                same = next((p for p in path if p >= 0 and states[p].again == s), None)
+                if same is not None:
+                    leave(same, states[same].exit)
+                    return
             key = (s, frozenset(p for p in path if p >= 0))
             if key in seen:
                 return
