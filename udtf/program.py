@@ -186,8 +186,8 @@ def closures(program: Program, at_start: bool, empty_iteration_exits: bool) -> t
 
         def walk(s):
             state = states[s]
-            loop = state.exit is not None
-            if loop and s in path:  # an iteration that read no row
+            choice = state.exit is not None  # a quantifier's choice (an unbounded loop's, too)
+            if choice and s in path:  # an iteration that read no row
                 if empty_iteration_exits:
                     leave(s, state.exit)
                 return
@@ -201,14 +201,14 @@ def closures(program: Program, at_start: bool, empty_iteration_exits: bool) -> t
                 return
             seen.add(key)
             if state.kind is Kind.SPLIT or (state.kind is Kind.BOL and at_start):
-                if loop:
+                if choice:
                     path.append(s)
                 for target in state.targets:
-                    if loop and target == state.exit:
+                    if choice and target == state.exit:
                         leave(s, target)
                     else:
                         walk(target)
-                if loop:
+                if choice:
                     path.pop()
             elif state.kind is Kind.ACCEPT:
                 if ACCEPT not in found:
@@ -216,12 +216,12 @@ def closures(program: Program, at_start: bool, empty_iteration_exits: bool) -> t
             elif state.kind is not Kind.BOL and s not in found:
                 found.append(s)
 
-        def leave(loop, target):
-            """Walk ``target`` out of ``loop``: the loop's instance has ended."""
-            at = path.index(loop)
+        def leave(choice, target):
+            """Walk ``target`` out of ``choice``: its quantifier's instance has ended."""
+            at = path.index(choice)
             path[at] = -1
             walk(target)
-            path[at] = loop
+            path[at] = choice
 
         walk(origin)
         result.append(tuple(found))

@@ -69,11 +69,17 @@ def test_generated_corpus(runner):
         "first ones minimized):\n\n" + ("\n\n" + "=" * 80 + "\n").join(reports[:MINIMIZE or 3]))
 
 
-@pytest.mark.parametrize("entry", known.KNOWN, ids=[k.id for k in known.KNOWN])
-def test_known_disagreement(runner, entry):
-    table = qg.Table(f"trk_{entry.id.replace('-', '_')}", entry.table_rows())
+def _repro(runner, prefix: str, entry):
+    """Both engines' case for an entry's repro (``query`` over ``table_rows()``)."""
+    table = qg.Table(f"{prefix}_{entry.id.replace('-', '_')}", entry.table_rows())
     runner.load([table])
     [case] = runner.run([entry.query.replace(table=table.name)])
+    return case
+
+
+@pytest.mark.parametrize("entry", known.KNOWN, ids=[k.id for k in known.KNOWN])
+def test_known_disagreement(runner, entry):
+    case = _repro(runner, "trk", entry)
     assert case.diff, (f"known disagreement {entry.id} is gone (sparkcep now agrees with Trino): "
                        f"remove it from tests/trino/known.py\n{case.report()}")
     assert case.kind == entry.kind, case.report()
@@ -84,8 +90,6 @@ def test_known_disagreement(runner, entry):
 
 @pytest.mark.parametrize("entry", known.AGREED, ids=[a.id for a in known.AGREED])
 def test_fixed_disagreement(runner, entry):
-    table = qg.Table(f"tra_{entry.id.replace('-', '_')}", entry.table_rows())
-    runner.load([table])
-    [case] = runner.run([entry.query.replace(table=table.name)])
+    case = _repro(runner, "tra", entry)
     assert not case.diff, f"{entry.id}: {entry.reason}\n{case.report()}"
     assert case.kind == "rows", case.report()
