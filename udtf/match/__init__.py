@@ -7,6 +7,9 @@ Tiers, fastest first (each falls back to the next where its assumptions fail):
   partition (backtracking data falls back to the DFA);
 * ``dfa.DfaMatcher``: standard semantics, every condition a mask, no timed-out partial
   matches to report: a lazily built DFA;
+* ``lanes.LaneMatcher``: a flat sequence whose conditions read the match state, standard
+  semantics, PAST LAST ROW / TO NEXT ROW, no WITHIN, no unmatched rows: numpy over the start
+  rows, one row per step (the Pike VM decides what it cannot);
 * ``standard.StandardMatcher``: standard semantics on the Pike VM;
 * ``flinkcep.FlinkMatcher``: FlinkCEP semantics on the Pike VM.
 """
@@ -18,6 +21,7 @@ from .base import Matcher, Options, forget
 from .conditions import Conditions
 from .dfa import DfaMatcher, LazyDFA, dfa_masks
 from .flinkcep import FlinkMatcher
+from .lanes import LaneMatcher, lane_program
 from .runs import MatchBlock, RunMatcher, RunsMatcher, expand
 from .standard import StandardMatcher
 from .vm import Machine
@@ -31,13 +35,17 @@ def matcher(program: Program, conditions: Conditions, options: Options):
     if options.semantics is Semantics.FLINKCEP:
         return FlinkMatcher(machine, options)
     masks = None if machine.stateful or options.timeouts else dfa_masks(program, conditions)
+    sequence = program.sequence
+    simple = options.within is None and not options.unmatched and not options.timeouts and \
+        options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW)
+    lanes = lane_program(sequence, conditions) if sequence and simple and machine.stateful else None
+    if lanes is not None:
+        return LaneMatcher(machine, options, lanes)
     if masks is None:
         vm = StandardMatcher(machine, options)
     else:
         vm = DfaMatcher(machine, options, LazyDFA(program, conditions, machine.closure, masks))
-    sequence = program.sequence
-    if sequence and not machine.stateful and options.within is None and not options.unmatched and \
-            options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW) and \
+    if sequence and simple and not machine.stateful and \
             all(item.var not in conditions.until for item in sequence) and \
             all(getattr(conditions.define.get(item.var), "expr", None) is None for item in sequence):
         # (a condition over no match state but CLASSIFIER() or MATCH_NUMBER() has an expression

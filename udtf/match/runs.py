@@ -99,13 +99,6 @@ class RunMatcher:
         takes = np.stack([t[starts] for t in takes], axis=1) if len(starts) else np.zeros((0, last + 1), int)
         return starts + start, ends + start, takes, following + start
 
-    def block(self, starts, ends, takes, first: int) -> MatchBlock:
-        lengths = takes.reshape(-1)
-        variables = np.repeat(np.tile([item.var for item in self.sequence], len(starts)), lengths)
-        owner = np.repeat(np.arange(len(starts)), takes.sum(axis=1))
-        offsets = np.concatenate([[0], np.cumsum(takes.sum(axis=1))[:-1]]) if len(starts) else np.zeros(0, int)
-        rows_ = starts[owner] + (np.arange(len(owner)) - offsets[owner])
-        return MatchBlock(starts, ends, rows_, variables, owner, first)
 
 
 class RunsMatcher:
@@ -144,9 +137,9 @@ class RunsMatcher:
                     self.fallback.check_span(int(starts[k]), int(ends[k]))
                 if self.start < end:  # undecided: its runs reach the last row
                     self.fallback.check_span(self.start, end - 1)
-                block = self.runs.block(starts, ends, takes, self.number + 1)
-                self.number += len(block)
-                return [block] if len(block) else []
+                found = block(self.runs.sequence, starts, ends, takes, self.number + 1)
+                self.number += len(found)
+                return [found] if len(found) else []
             self.delegated = True
             self.fallback.resume(self.start, self.number)
         return self.fallback.finish() if final else self.fallback.feed()
@@ -157,6 +150,17 @@ class RunsMatcher:
     def rebase(self, shift: int):
         self.start -= shift
         self.fallback.rebase(shift)
+
+
+def block(sequence: tuple, starts, ends, takes, first: int) -> MatchBlock:
+    """The ``MatchBlock`` of matches of a flat sequence: ``takes[m, k]`` = rows of element k in
+    match m (consecutive from its start)."""
+    lengths = takes.reshape(-1)
+    variables = np.repeat(np.tile([item.var for item in sequence], len(starts)), lengths)
+    owner = np.repeat(np.arange(len(starts)), takes.sum(axis=1))
+    offsets = np.concatenate([[0], np.cumsum(takes.sum(axis=1))[:-1]]) if len(starts) else np.zeros(0, int)
+    rows_ = starts[owner] + (np.arange(len(owner)) - offsets[owner])
+    return MatchBlock(starts, ends, rows_, variables, owner, first)
 
 
 def _run_lengths(mask: np.ndarray) -> np.ndarray:

@@ -1,0 +1,319 @@
+"""Flat sequences whose conditions read the match state, decided for many start rows at once.
+
+In standard semantics the match of a start row depends on that row and the data only, so the
+matches of all start rows can be computed together: one *lane* per start row, all lanes
+advanced one row per step with numpy (``match.vector`` evaluates the conditions), and AFTER
+MATCH SKIP then chains the lanes' outcomes, as ``match.runs`` does for masks.
+
+A lane walks the first path of preferment order: a greedy element goes on while its condition
+holds (up to its maximum), then the next element must take the row; a reluctant one hands the
+row to the next element when it can.  If that walk reaches the end of the pattern, its match is
+the preferred one.  If it fails, the match is that of some path branching off where the walk
+chose one of two viable moves; a lane that chose so is left to the Pike VM (``StandardMatcher``,
+which this matcher extends), as is a lane whose conditions ``match.vector`` cannot vouch for
+or that reads more than ``LONG`` rows.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import NamedTuple
+
+import numpy as np
+
+from ..plan import SkipMode
+from .runs import block
+from .standard import StandardMatcher
+from .vector import Compiler, Unsupported, View, column_array
+
+LONG = 64  # rows a lane reads before its start row is left to the Pike VM
+FIRST_CHUNK, CHUNK = 2048, 1 << 16  # start rows decided by the first pass, by each later one
+WASTE = 4  # lane steps per row the chain advances, beyond which the Pike VM takes the partition
+
+
+class Outcome(IntEnum):
+    MATCH = 1
+    NONE = 2  # no match from this start row
+    VM = 3  # the Pike VM decides this start row
+    OPEN = 4  # undecided until more rows arrive
+
+
+class Element(NamedTuple):
+    """One element of the sequence: its quantifier, and its condition as a mask name (or
+    None) and ``fn(view) -> (holds, unsure)`` (or None)."""
+    var: int
+    min: int
+    max: int
+    greedy: bool
+    mask: str | None
+    holds: object
+
+
+class LaneProgram(NamedTuple):
+    elements: tuple
+    aggs: tuple  # ``vector.Fold``s, in ``View.aggs`` order
+    columns: dict  # name -> Spark type
+
+
+def lane_program(sequence: tuple, conditions) -> LaneProgram | None:
+    """The sequence's conditions compiled over lanes, or None outside ``match.vector``'s subset
+    (a variable twice in the sequence, an UNTIL, an expression it does not cover)."""
+    index = {item.var: k for k, item in enumerate(sequence)}
+    if len(index) < len(sequence) or conditions.until:
+        return None
+    compiler, elements = Compiler(index, {}), []
+    for item in sequence:
+        condition = conditions.define.get(item.var)
+        try:
+            holds = compiler.condition(condition.expr) if condition is not None and condition.expr is not None else None
+        except Unsupported:
+            return None
+        elements.append(Element(item.var, item.min, item.max if item.max is not None else 1 << 62, item.greedy,
+                                condition.mask if condition is not None else None, holds))
+    return LaneProgram(tuple(elements), tuple(compiler.aggs), compiler.columns)
+
+
+class Decided(NamedTuple):
+    """The outcomes of start rows ``lo`` .. ``lo + len(kind) - 1``: ``end`` and ``takes`` (rows
+    per element) of each MATCH."""
+    lo: int
+    kind: np.ndarray
+    end: np.ndarray
+    takes: np.ndarray
+    limit: int  # the rows before it were read
+    final: bool  # the partition was complete
+
+
+class LaneMatcher(StandardMatcher):
+    """Standard semantics, AFTER MATCH SKIP PAST LAST ROW or TO NEXT ROW, deciding start rows by
+    lanes; the Pike VM takes the start rows the lanes leave to it, and the whole partition once
+    its data leaves ``match.vector``'s subset (a NULL, a NaN)."""
+
+    def __init__(self, machine, options, lanes: LaneProgram):
+        self.lanes = lanes
+        self.sequence = tuple(machine.program.sequence)
+        # lane steps walked, and rows the chain advanced over them (kept across partitions:
+        # where lanes cost more than the Pike VM on this query's data, they stay off)
+        self.lane_steps = self.advanced = 0
+        super().__init__(machine, options)
+
+    def reset(self):
+        super().reset()
+        self.columns = {name: column_array([], type_) for name, type_ in self.lanes.columns.items()}
+        self.masks = {e.mask: np.zeros(0, dtype=bool) for e in self.lanes.elements if e.mask is not None}
+        self.held = 0  # rows converted to arrays
+        self.decided = None
+        self.off = False  # the Pike VM decides the rest of the partition
+
+    def rebase(self, shift: int):
+        super().rebase(shift)
+        self.columns = {name: values[shift:] for name, values in self.columns.items()}
+        self.masks = {name: mask[shift:] for name, mask in self.masks.items()}
+        self.held = max(0, self.held - shift)
+        if self.decided is not None:
+            self.decided = self.decided._replace(lo=self.decided.lo - shift, limit=self.decided.limit - shift)
+
+    def _sync(self):
+        size, held = self.rows.size, self.held
+        if held == size:
+            return
+        for name, type_ in self.lanes.columns.items():
+            self.columns[name] = np.concatenate([self.columns[name], column_array(self.rows.values[name][held:], type_)])
+        for name in self.masks:
+            more = np.frombuffer(self.rows.masks[name], dtype=np.uint8, count=size - held, offset=held).astype(bool)
+            self.masks[name] = np.concatenate([self.masks[name], more])
+        self.held = size
+
+    def _scan(self, out):
+        """Decide start rows from ``self.start`` on by their lanes' outcomes."""
+        if self.off:
+            return super()._scan(out)
+        try:
+            self._sync()
+        except Unsupported:
+            self.off = True
+            return None
+        past_last = self.options.skip.mode is SkipMode.PAST_LAST_ROW
+        while True:
+            start, limit = self.start, self._limit()
+            if start >= limit:
+                return False
+            d = self.decided
+            if d is None or not d.lo <= start < d.lo + len(d.kind) or d.kind[start - d.lo] == Outcome.OPEN:
+                if self.lane_steps > WASTE * self.advanced + FIRST_CHUNK:
+                    # lanes of start rows the chain skips cost more than the Pike VM would
+                    self.off = True
+                    return super()._scan(out)
+                d = self.decided = self._walk(start, min(limit, start + (CHUNK if self.advanced else FIRST_CHUNK)), limit)
+            chosen, stop = _chain(d.kind, start - d.lo, d.end - d.lo, past_last)
+            if len(chosen):
+                ends = d.end[chosen]
+                out.append(block(self.sequence, chosen + d.lo, ends, d.takes[chosen], self.match_number + 1))
+                self.match_number += len(chosen)
+                self.covered = max(self.covered, int(ends.max()))
+            self.start = stop + d.lo
+            self.advanced += self.start - start
+            if stop < len(d.kind):
+                if d.kind[stop] == Outcome.VM:
+                    return None
+                if (d.limit, d.final) == (limit, self.finished):
+                    return False  # OPEN: wait for rows (else decide it again, over the rows now held)
+
+    def _walk(self, lo: int, hi: int, limit: int) -> Decided:
+        """Walk the lanes of start rows ``lo`` .. ``hi`` - 1 over the rows before ``limit``."""
+        elements, aggs = self.lanes.elements, self.lanes.aggs
+        last, size, final = len(elements) - 1, self.rows.size, self.finished
+        n = hi - lo
+        kind, end = np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int64)
+        takes = np.zeros((n, last + 1), dtype=np.int64)
+        reach = min(LONG, self.options.limits.match_rows)
+        # per element: the last row a lane in it may read (every later element's mask must hold
+        # on a row at or after it), once the partition is complete
+        hit = {name: (int(np.flatnonzero(mask)[-1]) if mask.any() else -1) for name, mask in self.masks.items()}
+        deadline = np.array([min([hit[e.mask] for e in elements[k + 1:] if e.mask is not None], default=size)
+                             if final else size for k in range(last + 1)])
+        lanes = _Lanes(np.arange(n), np.arange(lo, hi), np.zeros(n, dtype=np.int64),
+                       np.zeros((last + 1, n), dtype=np.int64), np.zeros((last + 1, n), dtype=np.int64),
+                       np.zeros(n, dtype=bool), [fold.initial(n) for fold in aggs])
+        min_last, greedy_last = elements[last].min, elements[last].greedy
+        while len(lanes.lane):
+            self.lane_steps += len(lanes.lane)
+            lane, row, elem, count, branched = lanes.lane, lanes.row, lanes.elem, lanes.count, lanes.branched
+            current = count[elem, np.arange(len(lane))]
+            fail = np.where(branched, Outcome.VM, Outcome.NONE)
+            # outcomes decided before the row is read
+            accept = (elem == last) & (current >= min_last)
+            if greedy_last:
+                accept &= (row >= size) if final else False
+            fate = np.where(accept, Outcome.MATCH, np.where(
+                row >= limit, Outcome.OPEN if not final else fail, np.where(
+                    row - lane - lo >= reach, Outcome.VM, np.where(row > deadline[elem], fail, 0))))
+            lanes = self._settle(lanes, fate, kind, end, takes)
+            if not len(lanes.lane):
+                break
+            lanes = self._settle(*self._read(lanes), kind, end, takes)
+        return Decided(lo, kind, end, takes, limit, final)
+
+    def _read(self, lanes):
+        """Every lane reads its row: it goes on in its element or moves to the next one, or
+        its outcome is decided (``fate``, 0 while it moved)."""
+        elements, last = self.lanes.elements, len(self.lanes.elements) - 1
+        row, elem = lanes.row, lanes.elem
+        current = lanes.count[elem, np.arange(len(row))]
+        moved = _Lanes(lanes.lane, row + 1, elem.copy(), lanes.first.copy(), lanes.count.copy(),
+                       lanes.branched.copy(), [tuple(p.copy() for p in s) for s in lanes.states])
+        fate = np.zeros(len(row), dtype=np.int8)
+        for k, element in enumerate(elements):
+            g = np.flatnonzero(elem == k)
+            if not len(g):
+                continue
+            c = current[g]
+            stay = self._option(k, g, lanes, c < element.max)
+            if k < last:
+                on = self._option(k + 1, g, lanes, c >= element.min)
+                if element.greedy:
+                    take = [(stay, stay.ok), (on, ~stay.ok & on.ok)]
+                else:
+                    take = [(on, on.ok), (stay, ~on.ok & stay.ok)]
+                accept, unsure = False, stay.unsure | on.unsure
+                moved.branched[g] |= stay.ok & on.ok
+            else:
+                take = [(stay, stay.ok)]
+                accept, unsure = ~stay.ok & (c >= element.min), stay.unsure
+            went = np.zeros(len(g), dtype=bool)
+            for option, pick in take:
+                went |= pick
+                if pick.any():
+                    at = g[pick]
+                    moved.first[:, at] = option.first[:, pick]
+                    moved.count[:, at] = option.count[:, pick]
+                    moved.elem[at] = option.element
+                    for state, new in zip(moved.states, option.states):
+                        for part, value in zip(state, new):
+                            part[at] = value[pick]
+            fail = np.where(moved.branched[g], Outcome.VM, Outcome.NONE)
+            fate[g] = np.where(unsure, Outcome.VM, np.where(went, 0, np.where(accept, Outcome.MATCH, fail)))
+        # a lane decided now ends before its row: report the counts it had
+        return moved._replace(row=np.where(fate != 0, row, row + 1), count=np.where(fate != 0, lanes.count, moved.count)), fate
+
+    @staticmethod
+    def _settle(lanes, fate, kind, end, takes):
+        """Record the outcomes ``fate`` (0: undecided) and keep the undecided lanes."""
+        done = fate != 0
+        if not done.any():
+            return lanes
+        ids = lanes.lane[done]
+        kind[ids] = fate[done]
+        end[ids] = lanes.row[done] - 1
+        takes[ids] = lanes.count[:, done].T
+        keep = ~done
+        return _Lanes(lanes.lane[keep], lanes.row[keep], lanes.elem[keep], lanes.first[:, keep],
+                      lanes.count[:, keep], lanes.branched[keep],
+                      [tuple(part[keep] for part in state) for state in lanes.states])
+
+    def _option(self, k: int, g, lanes, allowed) -> "_Option":
+        """Lanes ``g`` mapping their row to element ``k``, where ``allowed``."""
+        element = self.lanes.elements[k]
+        r = lanes.row[g]
+        first, count = lanes.first[:, g], lanes.count[:, g].copy()
+        first = first.copy()
+        first[k] = np.where(count[k] == 0, r, first[k])
+        count[k] += 1
+        ok = allowed.copy()
+        if element.mask is not None:
+            ok &= self.masks[element.mask][r]
+        view = View(r, first, count, [], self.columns, self.rows.size)
+        states = []
+        for fold, state in zip(self.lanes.aggs, lanes.states):
+            part = tuple(p[g] for p in state)
+            states.append(fold.add(part, view) if k in fold.members else part)
+        unsure = np.zeros(len(g), dtype=bool)
+        if element.holds is not None and ok.any():
+            holds, doubt = element.holds(view._replace(aggs=states))
+            if doubt is not None:
+                unsure = doubt & ok
+            ok &= holds & ~unsure
+        return _Option(k, ok, unsure, first, count, states)
+
+
+class _Lanes(NamedTuple):
+    """The undecided lanes: ``lane`` (index of its start row), the ``row`` it reads next, its
+    element ``elem``, ``first`` / ``count`` per element (elements x lanes), ``branched`` (it
+    passed a row where another move was viable too), the aggregates' ``states``."""
+    lane: np.ndarray
+    row: np.ndarray
+    elem: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+    branched: np.ndarray
+    states: list
+
+
+class _Option(NamedTuple):
+    """A move of lanes to ``element``: where it is taken (``ok``), where the vector evaluation
+    cannot vouch for it (``unsure``), and the lanes' placement and aggregates after it."""
+    element: int
+    ok: np.ndarray
+    unsure: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+    states: list
+
+
+def _chain(kind: np.ndarray, at: int, ends: np.ndarray, past_last: bool):
+    """(the indexes of the MATCH outcomes AFTER MATCH SKIP keeps from index ``at`` on, the
+    index of the first outcome it reaches that is not decided by lanes, or ``len(kind)``)."""
+    stop_mask = (kind == Outcome.VM) | (kind == Outcome.OPEN)
+    if not past_last:
+        stops = np.flatnonzero(stop_mask[at:])
+        stop = at + int(stops[0]) if len(stops) else len(kind)
+        return np.flatnonzero(kind[at:stop] == Outcome.MATCH) + at, stop
+    candidates = np.flatnonzero(kind[at:] != Outcome.NONE) + at
+    chosen, k = [], 0
+    while k < len(candidates):
+        p = int(candidates[k])
+        if stop_mask[p]:
+            return np.array(chosen, dtype=np.int64), p
+        chosen.append(p)
+        k = int(np.searchsorted(candidates, ends[p] + 1))
+    stop = max(len(kind), int(ends[chosen[-1]]) + 1) if chosen else len(kind)
+    return np.array(chosen, dtype=np.int64), stop

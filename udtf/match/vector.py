@@ -1,0 +1,356 @@
+"""Match-state expressions evaluated for many runs at once, with numpy (``match.lanes``).
+
+A *lane* is one run of a flat sequence (``program.SeqItem``s, each variable once) from its own
+start row.  A ``View`` gives, per lane, the row being read and where each element of the
+sequence lies so far (its first row and its row count, the row read included), and the state
+of each aggregate over those rows; ``compile_condition`` turns an ``expr`` record into
+``fn(view) -> Vec``.
+
+The subset covered is what a numpy evaluation gives exactly as ``udtf.sparksql`` does:
+integral and DOUBLE values (no NULL in the columns read, no NaN), literals, columns,
+navigations, SUM / AVG / COUNT / MIN / MAX, comparisons, ``+ - *``, AND / OR / NOT and
+widening casts.  Anything else raises ``Unsupported`` when compiling; a value the subset cannot
+vouch for at run time (an integer leaving its type's range, a NaN) marks its lane ``unsure``,
+and the Pike VM decides that lane's start row instead (it raises or wraps as Spark does).
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from ..expr import Agg, Call, Cast, Col, Lit, Nav, NavMode
+
+INTEGRAL = {"tinyint": (-(1 << 7), (1 << 7) - 1), "smallint": (-(1 << 15), (1 << 15) - 1),
+            "int": (-(1 << 31), (1 << 31) - 1), "bigint": (-(1 << 62), (1 << 62) - 1)}
+# (bigint is held to +-2**62, so one more + or - of two such values cannot leave int64; the
+# values between 2**62 and 2**63 are left to the Pike VM)
+NUMERIC = {*INTEGRAL, "double"}
+COMPARE = {"=": np.equal, "<>": np.not_equal, "<": np.less, "<=": np.less_equal,
+           ">": np.greater, ">=": np.greater_equal}
+ARITHMETIC = {"+": np.add, "-": np.subtract, "*": np.multiply}
+FOLDS = ("sum", "avg", "count", "min", "max")
+
+
+class Unsupported(Exception):
+    """An expression outside the subset ``compile_condition`` evaluates."""
+
+
+class Vec(NamedTuple):
+    """Values per lane: ``valid`` False = NULL, ``unsure`` True = left to the Pike VM (either
+    None: all False / all True resp. none)."""
+    values: np.ndarray
+    valid: np.ndarray | None = None
+    unsure: np.ndarray | None = None
+
+
+class View(NamedTuple):
+    """The lanes at one row: ``row`` (the row read), ``first`` / ``count`` (elements x lanes:
+    each element's first row and row count, the row read included), ``aggs`` (the state of
+    each aggregate, the row read folded in), ``columns`` (name -> array over the partition's
+    rows held) and ``size`` (rows held)."""
+    row: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+    aggs: list
+    columns: dict
+    size: int
+
+
+def _and(a, b):
+    if a is None:
+        return b
+    return a if b is None else a & b
+
+
+def _or(a, b):
+    if a is None:
+        return b
+    return a if b is None else a | b
+
+
+def _checked(values: np.ndarray, type_: str, valid, unsure):
+    """``values`` of ``type_`` with lanes out of its range (integral) or NaN (double) unsure."""
+    if type_ == "double":
+        bad = np.isnan(values)
+    else:
+        lo, hi = INTEGRAL[type_]
+        bad = (values < lo) | (values > hi)
+    if bad.any():
+        bad = bad if valid is None else bad & valid
+        unsure = _or(unsure, bad)
+    return Vec(values, valid, unsure)
+
+
+def column_array(values: list, type_: str) -> np.ndarray:
+    """A column's values (Python) as numpy; Unsupported for NULLs, NaN or an unhandled type."""
+    if type_ not in NUMERIC and type_ != "boolean":
+        raise Unsupported(type_)
+    if type_ == "boolean":
+        if any(v is None for v in values):
+            raise Unsupported("NULL")
+        return np.array(values, dtype=bool)
+    try:
+        out = np.array(values, dtype=np.float64 if type_ == "double" else np.int64)  # (an int beyond int64 raises)
+    except (TypeError, OverflowError):
+        raise Unsupported("NULL") from None
+    if type_ == "double" and np.isnan(out).any():
+        raise Unsupported("NaN")
+    if type_ == "bigint" and len(out) and (out.min() < -(1 << 62) or out.max() > (1 << 62) - 1):
+        raise Unsupported("bigint beyond 2**62")
+    return out
+
+
+class Compiler:
+    """Compiles expressions over a sequence: ``elements`` maps a variable to its element
+    index; ``types`` maps a column to its Spark type.  ``aggs`` collects the aggregates the
+    compiled expressions read (``View.aggs`` follows its order)."""
+
+    def __init__(self, elements: dict, types: dict):
+        self.elements = elements
+        self.types = types
+        self.aggs: list = []
+        self.columns: dict = {}  # name -> Spark type, of the columns read
+
+    def condition(self, expr) -> Callable:
+        """``fn(view) -> (holds, unsure)`` for a boolean expression: it holds when TRUE."""
+        if _type(expr) != "boolean":
+            raise Unsupported("not boolean")
+        fn = self.compile(expr)
+
+        def holds(view):
+            vec = fn(view)
+            values = vec.values if vec.valid is None else vec.values & vec.valid
+            return values, vec.unsure
+
+        return holds
+
+    def compile(self, expr, row_only: bool = False) -> Callable:
+        if isinstance(expr, Lit):
+            return self._literal(expr)
+        if isinstance(expr, Col):
+            if expr.type not in NUMERIC and expr.type != "boolean":
+                raise Unsupported(expr.type)
+            self.columns[expr.name] = expr.type
+            name = expr.name
+            return lambda view: Vec(view.columns[name][view.row])
+        if isinstance(expr, Cast):
+            return self._cast(expr, row_only)
+        if isinstance(expr, Call):
+            return self._call(expr, row_only)
+        if row_only:
+            raise Unsupported(type(expr).__name__)
+        if isinstance(expr, Nav):
+            return self._nav(expr)
+        if isinstance(expr, Agg):
+            return self._agg(expr)
+        raise Unsupported(type(expr).__name__)
+
+    def _literal(self, expr: Lit):
+        if expr.value is None:
+            return lambda view: Vec(np.zeros(len(view.row), dtype=bool), np.zeros(len(view.row), dtype=bool))
+        if expr.type in INTEGRAL:
+            lo, hi = INTEGRAL[expr.type]
+            if not lo <= expr.value <= hi:
+                raise Unsupported("literal beyond 2**62")
+            dtype = np.int64
+        elif expr.type == "double":
+            if expr.value != expr.value:
+                raise Unsupported("NaN")
+            dtype = np.float64
+        elif expr.type == "boolean":
+            dtype = bool
+        else:
+            raise Unsupported(expr.type)
+        value = expr.value
+        return lambda view: Vec(np.full(len(view.row), value, dtype=dtype))
+
+    def _cast(self, expr: Cast, row_only: bool):
+        steps = (expr.source, *expr.chain)
+        for source, target in zip(steps, steps[1:]):
+            widening = source == target or (source in INTEGRAL and (
+                target == "double" or (target in INTEGRAL and INTEGRAL[target][1] >= INTEGRAL[source][1])))
+            if not widening:
+                raise Unsupported(f"CAST {source} AS {target}")
+        arg = self.compile(expr.arg, row_only)
+        if steps[-1] != "double" or steps[0] == "double":
+            return arg
+
+        def to_double(view):
+            vec = arg(view)
+            return Vec(vec.values.astype(np.float64), vec.valid, vec.unsure)
+
+        return to_double
+
+    def _call(self, expr: Call, row_only: bool):
+        fn, args = expr.fn.lower(), [self.compile(a, row_only) for a in expr.args]
+        types = set(expr.arg_types)
+        if fn in ("and", "or") and len(args) == 2:
+            return _kleene(args[0], args[1], fn == "and")
+        if fn == "not" and len(args) == 1:
+            (arg,) = args
+            return lambda view: _not(arg(view))
+        if fn in COMPARE and len(args) == 2 and (types <= INTEGRAL.keys() or len(types) == 1) \
+                and types <= NUMERIC | {"boolean"}:
+            op = COMPARE[fn]
+            return _binary(args, lambda a, b: op(a, b))
+        if fn in ARITHMETIC and len(args) == 2 and expr.type in NUMERIC and (
+                types == {"double"} if expr.type == "double" else types <= INTEGRAL.keys()):
+            op, type_ = ARITHMETIC[fn], expr.type
+            if type_ == "double":
+                return _binary(args, op, type_)
+
+            def integral(a, b):  # a product may leave int64: where it could, a value out of range
+                if fn == "*":
+                    return np.where(np.abs(a.astype(np.float64) * b.astype(np.float64)) < 2.0 ** 62, a * b, 1 << 62)
+                return op(a, b)
+
+            return _binary(args, integral, type_)
+        raise Unsupported(fn)
+
+    def _range(self, vars_):
+        """``fn(view) -> (lo, total)``: the first row and row count of variable set ``vars_``
+        so far (the elements it names must be consecutive in the sequence)."""
+        if vars_ is None:
+            return lambda view: (view.first[0], view.count.sum(axis=0))
+        try:
+            ks = sorted(self.elements[v] for v in vars_)
+        except KeyError:
+            raise Unsupported("variable outside the sequence") from None
+        if ks != list(range(ks[0], ks[-1] + 1)):
+            raise Unsupported("variables not consecutive")
+        k1, k2 = ks[0], ks[-1] + 1
+
+        def span(view):
+            counts = view.count[k1:k2]
+            lo = view.first[k2 - 1]
+            for k in range(k2 - 2, k1 - 1, -1):
+                lo = np.where(counts[k - k1] > 0, view.first[k], lo)
+            return lo, counts.sum(axis=0)
+
+        return span
+
+    def _nav(self, expr: Nav):
+        if expr.column is None or expr.type not in NUMERIC | {"boolean"}:
+            raise Unsupported("navigation")
+        self.columns[expr.column] = expr.type
+        span, name = self._range(expr.vars), expr.column
+        logical, physical, first = expr.logical, expr.physical, expr.mode is NavMode.FIRST
+
+        def nav(view):
+            lo, total = span(view)
+            target = (lo + logical if first else lo + total - 1 - logical) + physical
+            valid = (total > logical) & (target >= 0) & (target < view.size)
+            values = view.columns[name][np.where(valid, target, 0)]
+            return Vec(values, None if valid.all() else valid)
+
+        return nav
+
+    def _agg(self, expr: Agg):
+        fn = expr.fn.lower()
+        if fn not in FOLDS or expr.distinct or expr.filter is not None or len(expr.args) > 1 or \
+                (fn != "count" and (len(expr.args) != 1 or expr.arg_types[0] not in NUMERIC)):
+            raise Unsupported(f"aggregate {fn}")
+        self._range(expr.vars)  # the same restriction on its variables
+        members = frozenset(range(len(self.elements))) if expr.vars is None else \
+            frozenset(self.elements[v] for v in expr.vars)
+        arg = self.compile(expr.args[0], row_only=True) if expr.args else None
+        fold = Fold(fn, expr.arg_types[0] if expr.args else None, members, arg)
+        slot = len(self.aggs)
+        self.aggs.append(fold)
+        return lambda view: fold.result(view.aggs[slot])
+
+
+class Fold:
+    """An aggregate over lanes: its state is a tuple of arrays (one entry per lane), the last
+    one ``unsure``; ``add`` folds in the row each lane reads, in row order, as
+    ``udtf.sparksql.aggregates`` does (sequential double sums, SUM of integers exact)."""
+
+    def __init__(self, fn: str, arg_type, members: frozenset, arg):
+        self.fn, self.arg_type, self.members, self.arg = fn, arg_type, members, arg
+
+    def initial(self, n: int) -> tuple:
+        unsure = np.zeros(n, dtype=bool)
+        if self.fn == "count":
+            return np.zeros(n, dtype=np.int64), unsure
+        dtype = np.float64 if self.fn == "avg" or self.arg_type == "double" else np.int64
+        return np.zeros(n, dtype=dtype), np.zeros(n, dtype=np.int64), unsure
+
+    def add(self, state: tuple, view: View) -> tuple:
+        if self.arg is None:  # COUNT(*)
+            return state[0] + 1, state[1]
+        vec = self.arg(view)
+        x, valid = vec.values, vec.valid
+        unsure = _or(state[-1], vec.unsure) if vec.unsure is not None else state[-1]
+        if self.fn == "count":
+            return state[0] + (1 if valid is None else valid), unsure
+        total, n = state[0], state[1]
+        grown = n + 1 if valid is None else n + valid
+        if self.fn == "avg":
+            added = total + x.astype(np.float64)
+        elif self.fn == "sum":
+            added = np.where(n > 0, total, 0) + x  # SUM: the first value, or the sum plus it
+            if added.dtype == np.int64:
+                unsure = unsure | (added < -(1 << 62)) | (added > (1 << 62) - 1)
+        else:
+            added = np.where(n > 0, (np.minimum if self.fn == "min" else np.maximum)(total, x), x)
+        if valid is not None:
+            added = np.where(valid, added, total)
+        return added, grown, unsure
+
+    def result(self, state: tuple) -> Vec:
+        unsure = state[-1] if state[-1].any() else None
+        if self.fn == "count":
+            return Vec(state[0], None, unsure)
+        total, n = state[0], state[1]
+        valid = n > 0
+        if self.fn == "avg":
+            values = total / np.where(valid, n, 1)
+            return _checked(values, "double", valid, unsure)
+        return Vec(total, valid, unsure)
+
+
+def _type(expr) -> str:
+    if isinstance(expr, Cast):
+        return expr.chain[-1] if expr.chain else expr.source
+    return getattr(expr, "type", None)
+
+
+def _binary(args, op, checked_type: str | None = None):
+    left, right = args
+
+    def apply(view):
+        a, b = left(view), right(view)
+        values = op(a.values, b.values)
+        valid, unsure = _and(a.valid, b.valid), _or(a.unsure, b.unsure)
+        if checked_type is not None:
+            return _checked(values, checked_type, valid, unsure)
+        return Vec(values, valid, unsure)
+
+    return apply
+
+
+def _not(vec: Vec) -> Vec:
+    return Vec(~vec.values, vec.valid, vec.unsure)
+
+
+def _kleene(left, right, conjunction: bool):
+    """AND / OR in three-valued logic (FALSE / TRUE absorbs NULL)."""
+    def apply(view):
+        a, b = left(view), right(view)
+        unsure = _or(a.unsure, b.unsure)
+        if a.valid is None and b.valid is None:
+            return Vec(a.values & b.values if conjunction else a.values | b.values, None, unsure)
+        av = np.ones(len(a.values), dtype=bool) if a.valid is None else a.valid
+        bv = np.ones(len(b.values), dtype=bool) if b.valid is None else b.valid
+        at, bt = a.values & av, b.values & bv  # known TRUE
+        af, bf = ~a.values & av, ~b.values & bv  # known FALSE
+        if conjunction:
+            false = af | bf
+            true = at & bt
+        else:
+            true = at | bt
+            false = af & bf
+        return Vec(true, true | false, unsure)
+
+    return apply
