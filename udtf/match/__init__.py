@@ -15,13 +15,13 @@ Tiers, fastest first (each falls back to the next where its assumptions fail):
 """
 from __future__ import annotations
 
-from ..plan import Semantics, SkipMode
+from ..plan import Limits, Semantics, SkipMode
 from ..program import Program
 from .base import Matcher, Options, forget
 from .conditions import Conditions
 from .dfa import DfaMatcher, LazyDFA, dfa_masks
 from .flinkcep import FlinkMatcher
-from .lanes import LaneMatcher, lane_program
+from .lanes import LONG, LaneMatcher, lane_program
 from .runs import MatchBlock, RunMatcher, RunsMatcher, expand
 from .standard import StandardMatcher
 from .vm import Machine
@@ -38,7 +38,11 @@ def matcher(program: Program, conditions: Conditions, options: Options):
     sequence = program.sequence
     simple = options.within is None and not options.unmatched and not options.timeouts and \
         options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW)
-    lanes = lane_program(sequence, conditions) if sequence and simple and machine.stateful else None
+    # (a lane reads at most LONG rows, on which the VM would spend at most LONG x live runs
+    # steps: the limits must let the VM go that far, else it decides every start and raises)
+    limits = options.limits
+    bounded = limits.live_runs >= Limits().live_runs and limits.steps_per_start >= LONG * limits.live_runs
+    lanes = lane_program(sequence, conditions) if sequence and simple and bounded and machine.stateful else None
     if lanes is not None:
         return LaneMatcher(machine, options, lanes)
     if masks is None:
