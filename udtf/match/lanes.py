@@ -60,7 +60,7 @@ def lane_program(sequence: tuple, conditions) -> LaneProgram | None:
     index = {item.var: k for k, item in enumerate(sequence)}
     if len(index) < len(sequence) or conditions.until:
         return None
-    compiler, elements = Compiler(index, {}), []
+    compiler, elements = Compiler(index), []
     for item in sequence:
         condition = conditions.define.get(item.var)
         try:
@@ -254,11 +254,10 @@ class LaneMatcher(StandardMatcher):
         """Lanes ``g`` mapping their row to element ``k``, where ``allowed``."""
         element = self.lanes.elements[k]
         r = lanes.row[g]
-        first, count = lanes.first[:, g], lanes.count[:, g].copy()
-        first = first.copy()
+        first, count = lanes.first[:, g], lanes.count[:, g]  # (copies: fancy indexing)
         first[k] = np.where(count[k] == 0, r, first[k])
         count[k] += 1
-        ok = allowed.copy()
+        ok = allowed
         if element.mask is not None:
             ok &= self.masks[element.mask][r]
         view = View(r, first, count, [], self.columns, self.rows.size)

@@ -19,7 +19,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..expr import Agg, Call, Cast, Col, Lit, Nav, NavMode
+from ..expr import Agg, Call, Cast, Col, Lit, Nav, NavMode, type_of
 
 INTEGRAL = {"tinyint": (-(1 << 7), (1 << 7) - 1), "smallint": (-(1 << 15), (1 << 15) - 1),
             "int": (-(1 << 31), (1 << 31) - 1), "bigint": (-(1 << 62), (1 << 62) - 1)}
@@ -103,18 +103,17 @@ def column_array(values: list, type_: str) -> np.ndarray:
 
 class Compiler:
     """Compiles expressions over a sequence: ``elements`` maps a variable to its element
-    index; ``types`` maps a column to its Spark type.  ``aggs`` collects the aggregates the
-    compiled expressions read (``View.aggs`` follows its order)."""
+    index.  ``aggs`` collects the aggregates the compiled expressions read (``View.aggs``
+    follows its order)."""
 
-    def __init__(self, elements: dict, types: dict):
+    def __init__(self, elements: dict):
         self.elements = elements
-        self.types = types
         self.aggs: list = []
         self.columns: dict = {}  # name -> Spark type, of the columns read
 
     def condition(self, expr) -> Callable:
         """``fn(view) -> (holds, unsure)`` for a boolean expression: it holds when TRUE."""
-        if _type(expr) != "boolean":
+        if type_of(expr) != "boolean":
             raise Unsupported("not boolean")
         fn = self.compile(expr)
 
@@ -308,12 +307,6 @@ class Fold:
             values = total / np.where(valid, n, 1)
             return _checked(values, "double", valid, unsure)
         return Vec(total, valid, unsure)
-
-
-def _type(expr) -> str:
-    if isinstance(expr, Cast):
-        return expr.chain[-1] if expr.chain else expr.source
-    return getattr(expr, "type", None)
 
 
 def _binary(args, op, checked_type: str | None = None):
