@@ -131,7 +131,7 @@ def test_a_long_run_is_left_to_the_vm(monkeypatch, outcomes):
     n = 3 * lanes_module.LONG
     state = {"A": call(">=", col("x"), nav("x", ("S",))), "B": call("<", col("x"), nav("x", ("S",)))}
     x = list(range(n)) + [-1]
-    lanes, vm = both(monkeypatch, "S A+ B", n + 1, state=state, columns={"x": x}, chunks=50)
+    lanes, vm = both(monkeypatch, "S A+ B", n + 1, state=state, columns={"x": x}, chunks=2 * lanes_module.LONG)
     assert lanes == vm and lanes[0].end == n and outcomes[Outcome.VM] >= 1
 
 

@@ -25,9 +25,10 @@ from .runs import block
 from .standard import StandardMatcher
 from .vector import Compiler, Unsupported, View, column_array
 
-LONG = 64  # rows a lane reads before its start row is left to the Pike VM
+LONG = 128  # rows a lane reads before its start row is left to the Pike VM
 FIRST_CHUNK, CHUNK = 2048, 1 << 16  # start rows decided by the first pass, by each later one
-WASTE = 4  # lane steps per row the chain advances, beyond which the Pike VM takes the partition
+STEP_COST = 4  # lane steps costing about as much as one thread step of the Pike VM
+SAMPLE = 256  # rows the Pike VM advances the chain by before its thread steps per row count
 
 
 class Outcome(IntEnum):
@@ -91,9 +92,10 @@ class LaneMatcher(StandardMatcher):
     def __init__(self, machine, options, lanes: LaneProgram):
         self.lanes = lanes
         self.sequence = tuple(machine.program.sequence)
-        # lane steps walked, and rows the chain advanced over them (kept across partitions:
-        # where lanes cost more than the Pike VM on this query's data, they stay off)
-        self.lane_steps = self.advanced = 0
+        # lane steps walked, and rows the chain advanced over them; thread steps of the Pike VM,
+        # and rows it advanced the chain by (kept across partitions: where the lanes cost more
+        # than the Pike VM on this query's data, they stay off)
+        self.lane_steps = self.advanced = self.vm_steps = self.vm_rows = 0
         super().__init__(machine, options)
 
     def reset(self):
@@ -103,14 +105,18 @@ class LaneMatcher(StandardMatcher):
         self.held = 0  # rows converted to arrays
         self.decided = None
         self.off = False  # the Pike VM decides the rest of the partition
+        self.vm_start = None  # the start row the Pike VM is deciding
 
     def rebase(self, shift: int):
         super().rebase(shift)
         self.columns = {name: values[shift:] for name, values in self.columns.items()}
         self.masks = {name: mask[shift:] for name, mask in self.masks.items()}
         self.held = max(0, self.held - shift)
+        if self.vm_start is not None:
+            self.vm_start -= shift
         if self.decided is not None:
-            self.decided = self.decided._replace(lo=self.decided.lo - shift, limit=self.decided.limit - shift)
+            d = self.decided
+            self.decided = d._replace(lo=d.lo - shift, end=d.end - shift, limit=d.limit - shift)
 
     def _sync(self):
         size, held = self.rows.size, self.held
@@ -125,6 +131,10 @@ class LaneMatcher(StandardMatcher):
 
     def _scan(self, out):
         """Decide start rows from ``self.start`` on by their lanes' outcomes."""
+        if self.vm_start is not None:  # the Pike VM decided the start rows from there on
+            self.vm_steps += self.steps
+            self.vm_rows += self.start - self.vm_start
+            self.vm_start = None
         if self.off:
             return super()._scan(out)
         try:
@@ -139,9 +149,11 @@ class LaneMatcher(StandardMatcher):
                 return False
             d = self.decided
             if d is None or not d.lo <= start < d.lo + len(d.kind) or d.kind[start - d.lo] == Outcome.OPEN:
-                if self.lane_steps > WASTE * self.advanced + FIRST_CHUNK:
-                    # lanes of start rows the chain skips cost more than the Pike VM would
-                    self.off = True
+                if self.lane_steps > STEP_COST * self._vm_cost() * self.advanced + FIRST_CHUNK:
+                    # lanes of start rows the chain skips may cost more than the Pike VM: once
+                    # it has decided enough rows to tell, it takes the query if they do
+                    self.off = self.vm_rows >= SAMPLE
+                    self.vm_start = start
                     return super()._scan(out)
                 d = self.decided = self._walk(start, min(limit, start + (CHUNK if self.advanced else FIRST_CHUNK)), limit)
             chosen, stop = _chain(d.kind, start - d.lo, d.end - d.lo, past_last)
@@ -154,9 +166,14 @@ class LaneMatcher(StandardMatcher):
             self.advanced += self.start - start
             if stop < len(d.kind):
                 if d.kind[stop] == Outcome.VM:
+                    self.vm_start = self.start
                     return None
                 if (d.limit, d.final) == (limit, self.finished):
                     return False  # OPEN: wait for rows (else decide it again, over the rows now held)
+
+    def _vm_cost(self) -> float:
+        """Thread steps of the Pike VM per row it advances the chain by (1 until measured)."""
+        return self.vm_steps / self.vm_rows if self.vm_rows >= SAMPLE else 1.0
 
     def _walk(self, lo: int, hi: int, limit: int) -> Decided:
         """Walk the lanes of start rows ``lo`` .. ``hi`` - 1 over the rows before ``limit``."""
@@ -190,50 +207,59 @@ class LaneMatcher(StandardMatcher):
             lanes = self._settle(lanes, fate, kind, end, takes)
             if not len(lanes.lane):
                 break
-            lanes = self._settle(*self._read(lanes), kind, end, takes)
+            lanes = self._read(lanes, kind, end, takes)
         return Decided(lo, kind, end, takes, limit, final)
 
-    def _read(self, lanes):
-        """Every lane reads its row: it goes on in its element or moves to the next one, or
-        its outcome is decided (``fate``, 0 while it moved)."""
+    def _read(self, lanes, kind, end, takes):
+        """Every lane reads its row: it goes on in its element or moves to the next one, or its
+        outcome is recorded (it then ends before the row).  The lanes that went on."""
         elements, last = self.lanes.elements, len(self.lanes.elements) - 1
-        row, elem = lanes.row, lanes.elem
-        current = lanes.count[elem, np.arange(len(row))]
-        moved = _Lanes(lanes.lane, row + 1, elem.copy(), lanes.first.copy(), lanes.count.copy(),
-                       lanes.branched.copy(), [tuple(p.copy() for p in s) for s in lanes.states])
-        fate = np.zeros(len(row), dtype=np.int8)
+        went_on = []
         for k, element in enumerate(elements):
-            g = np.flatnonzero(elem == k)
+            g = np.flatnonzero(lanes.elem == k)
             if not len(g):
                 continue
-            c = current[g]
+            c = lanes.count[k, g]
             stay = self._option(k, g, lanes, c < element.max)
+            branched = lanes.branched[g]
             if k < last:
                 on = self._option(k + 1, g, lanes, c >= element.min)
-                if element.greedy:
-                    take = [(stay, stay.ok), (on, ~stay.ok & on.ok)]
-                else:
-                    take = [(on, on.ok), (stay, ~on.ok & stay.ok)]
-                accept, unsure = False, stay.unsure | on.unsure
-                moved.branched[g] |= stay.ok & on.ok
+                preferred, other = (stay, on) if element.greedy else (on, stay)
+                went, unsure, accept = stay.ok | on.ok, stay.unsure | on.unsure, False
+                branched = branched | (stay.ok & on.ok)
             else:
-                take = [(stay, stay.ok)]
-                accept, unsure = ~stay.ok & (c >= element.min), stay.unsure
-            went = np.zeros(len(g), dtype=bool)
-            for option, pick in take:
-                went |= pick
-                if pick.any():
-                    at = g[pick]
-                    moved.first[:, at] = option.first[:, pick]
-                    moved.count[:, at] = option.count[:, pick]
-                    moved.elem[at] = option.element
-                    for state, new in zip(moved.states, option.states):
-                        for part, value in zip(state, new):
-                            part[at] = value[pick]
-            fail = np.where(moved.branched[g], Outcome.VM, Outcome.NONE)
-            fate[g] = np.where(unsure, Outcome.VM, np.where(went, 0, np.where(accept, Outcome.MATCH, fail)))
-        # a lane decided now ends before its row: report the counts it had
-        return moved._replace(row=np.where(fate != 0, row, row + 1), count=np.where(fate != 0, lanes.count, moved.count)), fate
+                preferred = other = stay
+                went, unsure, accept = stay.ok, stay.unsure, ~stay.ok & (c >= element.min)
+            fail = np.where(branched, Outcome.VM, Outcome.NONE)
+            fate = np.where(unsure, Outcome.VM, np.where(went, 0, np.where(accept, Outcome.MATCH, fail)))
+            done = fate != 0
+            if done.any():
+                at = g[done]
+                ids = lanes.lane[at]
+                kind[ids] = fate[done]
+                end[ids] = lanes.row[at] - 1
+                takes[ids] = lanes.count[:, at].T
+            keep = ~done
+            if not keep.any():
+                continue
+            pick = None if other is preferred else preferred.ok[keep]  # else the other was taken
+
+            def taken(a, b):
+                return a[..., keep] if pick is None else np.where(pick, a[..., keep], b[..., keep])
+
+            g = g[keep]
+            went_on.append(_Lanes(
+                lanes.lane[g], lanes.row[g] + 1, taken(np.full(len(keep), preferred.element), np.full(len(keep), other.element)),
+                taken(preferred.first, other.first), taken(preferred.count, other.count), branched[keep],
+                [tuple(taken(a, b) for a, b in zip(p, o)) for p, o in zip(preferred.states, other.states)]))
+        if len(went_on) == 1:
+            return went_on[0]
+        if not went_on:
+            return _subset(lanes, np.zeros(len(lanes.lane), dtype=bool))
+        return _Lanes(*(np.concatenate([getattr(part, name) for part in went_on], axis=-1)
+                        for name in ("lane", "row", "elem", "first", "count", "branched")),
+                      [tuple(np.concatenate(parts) for parts in zip(*states))
+                       for states in zip(*(part.states for part in went_on))])
 
     @staticmethod
     def _settle(lanes, fate, kind, end, takes):
@@ -245,10 +271,7 @@ class LaneMatcher(StandardMatcher):
         kind[ids] = fate[done]
         end[ids] = lanes.row[done] - 1
         takes[ids] = lanes.count[:, done].T
-        keep = ~done
-        return _Lanes(lanes.lane[keep], lanes.row[keep], lanes.elem[keep], lanes.first[:, keep],
-                      lanes.count[:, keep], lanes.branched[keep],
-                      [tuple(part[keep] for part in state) for state in lanes.states])
+        return _subset(lanes, ~done)
 
     def _option(self, k: int, g, lanes, allowed) -> "_Option":
         """Lanes ``g`` mapping their row to element ``k``, where ``allowed``."""
@@ -285,6 +308,11 @@ class _Lanes(NamedTuple):
     count: np.ndarray
     branched: np.ndarray
     states: list
+
+
+def _subset(lanes: _Lanes, keep) -> _Lanes:
+    return _Lanes(lanes.lane[keep], lanes.row[keep], lanes.elem[keep], lanes.first[:, keep], lanes.count[:, keep],
+                  lanes.branched[keep], [tuple(part[keep] for part in state) for state in lanes.states])
 
 
 class _Option(NamedTuple):
