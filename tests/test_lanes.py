@@ -142,3 +142,31 @@ def test_the_lanes_turn_off_where_skipped_starts_cost_more_than_the_vm(monkeypat
     lanes, vm = both(monkeypatch, "A{1,40}", n, state=state, columns={"x": [1] * n})
     assert lanes == vm and len(lanes) == n // 40
     assert sum(outcomes.values()) <= lanes_module.FIRST_CHUNK
+
+
+def test_the_lanes_stay_on_where_a_row_costs_the_vm_more(monkeypatch, outcomes):
+    # S A+ B with a running AVG: about 9 lane steps per row the chain advances, where 4 cost
+    # about one VM thread step, but the VM runs about 3 threads per row here (its sample
+    # tells): the lanes decide the partition
+    n, price, level = 20000, [], 100
+    for ts in range(n):
+        level += 1 if (ts * 1103515245 + 12345) // 65536 % 2 == 0 else -1
+        price.append(level)
+    first = nav("price", ("S",))
+    state = {"A": call("and", call(">=", col("price"), first),
+                       call("<", agg("avg", ("A",), "price"), call("+", first, lit(3)))),
+             "B": call("<", col("price"), first)}
+    costs = []
+    vm_cost = lanes_module.LaneMatcher._vm_cost
+
+    def recorded(self):
+        costs.append((self.lane_steps / max(1, self.advanced), vm_cost(self)))
+        return costs[-1][1]
+
+    monkeypatch.setattr(lanes_module.LaneMatcher, "_vm_cost", recorded)
+    lanes, vm = both(monkeypatch, "S A+ B", n, state=state, columns={"price": price}, chunks=5000)
+    assert lanes == vm and len(lanes) > 1000
+    steps_per_row, vm_threads_per_row = costs[-1]
+    # more lane steps per row than one VM thread step each would allow, fewer than the VM spends
+    assert lanes_module.STEP_COST < steps_per_row < lanes_module.STEP_COST * vm_threads_per_row
+    assert outcomes[Outcome.MATCH] > 1000 and sum(outcomes.values()) > n // 2
