@@ -188,17 +188,16 @@ class LaneMatcher(StandardMatcher):
         hit = {name: (int(np.flatnonzero(mask)[-1]) if mask.any() else -1) for name, mask in self.masks.items()}
         deadline = np.array([min([hit[e.mask] for e in elements[k + 1:] if e.mask is not None], default=size)
                              if final else size for k in range(last + 1)])
-        lanes = _Lanes(np.arange(n), np.arange(lo, hi), np.zeros(n, dtype=np.int64),
-                       np.zeros((last + 1, n), dtype=np.int64), np.zeros((last + 1, n), dtype=np.int64),
+        zeros = (np.zeros(n, dtype=np.int64),) * (last + 1)  # (never written in place)
+        lanes = _Lanes(np.arange(n), np.arange(lo, hi), np.zeros(n, dtype=np.int64), zeros, zeros,
                        np.zeros(n, dtype=bool), [fold.initial(n) for fold in aggs])
         min_last, greedy_last = elements[last].min, elements[last].greedy
         while len(lanes.lane):
             self.lane_steps += len(lanes.lane)
             lane, row, elem, count, branched = lanes.lane, lanes.row, lanes.elem, lanes.count, lanes.branched
-            current = count[elem, np.arange(len(lane))]
             fail = np.where(branched, Outcome.VM, Outcome.NONE)
             # outcomes decided before the row is read
-            accept = (elem == last) & (current >= min_last)
+            accept = (elem == last) & (count[last] >= min_last)
             if greedy_last:
                 accept &= (row >= size) if final else False
             fate = np.where(accept, Outcome.MATCH, np.where(
@@ -219,11 +218,13 @@ class LaneMatcher(StandardMatcher):
             g = np.flatnonzero(lanes.elem == k)
             if not len(g):
                 continue
-            c = lanes.count[k, g]
-            stay = self._option(k, g, lanes, c < element.max)
+            r, first, count = lanes.row[g], [f[g] for f in lanes.first], [c[g] for c in lanes.count]
+            states = [tuple(part[g] for part in state) for state in lanes.states]
+            c = count[k]
+            stay = self._option(k, r, first, count, states, c < element.max)
             branched = lanes.branched[g]
             if k < last:
-                on = self._option(k + 1, g, lanes, c >= element.min)
+                on = self._option(k + 1, r, first, count, states, c >= element.min)
                 preferred, other = (stay, on) if element.greedy else (on, stay)
                 went, unsure, accept = stay.ok | on.ok, stay.unsure | on.unsure, False
                 branched = branched | (stay.ok & on.ok)
@@ -238,28 +239,31 @@ class LaneMatcher(StandardMatcher):
                 ids = lanes.lane[at]
                 kind[ids] = fate[done]
                 end[ids] = lanes.row[at] - 1
-                takes[ids] = lanes.count[:, at].T
+                takes[ids] = np.stack([c[done] for c in count], axis=1)
             keep = ~done
             if not keep.any():
                 continue
             pick = None if other is preferred else preferred.ok[keep]  # else the other was taken
 
             def taken(a, b):
-                return a[..., keep] if pick is None else np.where(pick, a[..., keep], b[..., keep])
+                return a[keep] if a is b or pick is None else np.where(pick, a[keep], b[keep])
 
             g = g[keep]
             went_on.append(_Lanes(
-                lanes.lane[g], lanes.row[g] + 1, taken(np.full(len(keep), preferred.element), np.full(len(keep), other.element)),
-                taken(preferred.first, other.first), taken(preferred.count, other.count), branched[keep],
-                [tuple(taken(a, b) for a, b in zip(p, o)) for p, o in zip(preferred.states, other.states)]))
+                lanes.lane[g], r[keep] + 1, np.where(pick, preferred.element, other.element) if pick is not None
+                else np.full(len(g), preferred.element),
+                tuple(map(taken, preferred.first, other.first)), tuple(map(taken, preferred.count, other.count)),
+                branched[keep], [tuple(map(taken, p, o)) for p, o in zip(preferred.states, other.states)]))
         if len(went_on) == 1:
             return went_on[0]
         if not went_on:
             return _subset(lanes, np.zeros(len(lanes.lane), dtype=bool))
-        return _Lanes(*(np.concatenate([getattr(part, name) for part in went_on], axis=-1)
-                        for name in ("lane", "row", "elem", "first", "count", "branched")),
-                      [tuple(np.concatenate(parts) for parts in zip(*states))
-                       for states in zip(*(part.states for part in went_on))])
+        return _Lanes(*(np.concatenate([getattr(part, name) for part in went_on])
+                        for name in ("lane", "row", "elem")),
+                      *(tuple(map(np.concatenate, zip(*(getattr(part, name) for part in went_on))))
+                        for name in ("first", "count")),
+                      np.concatenate([part.branched for part in went_on]),
+                      [tuple(map(np.concatenate, zip(*parts))) for parts in zip(*(part.states for part in went_on))])
 
     @staticmethod
     def _settle(lanes, fate, kind, end, takes):
@@ -270,25 +274,24 @@ class LaneMatcher(StandardMatcher):
         ids = lanes.lane[done]
         kind[ids] = fate[done]
         end[ids] = lanes.row[done] - 1
-        takes[ids] = lanes.count[:, done].T
+        takes[ids] = np.stack([c[done] for c in lanes.count], axis=1)
         return _subset(lanes, ~done)
 
-    def _option(self, k: int, g, lanes, allowed) -> "_Option":
-        """Lanes ``g`` mapping their row to element ``k``, where ``allowed``."""
+    def _option(self, k: int, r, first: list, count: list, states: list, allowed) -> "_Option":
+        """Lanes at rows ``r`` (their ``first`` / ``count`` per element, aggregate ``states``)
+        mapping their row to element ``k``, where ``allowed``.  The arrays of the elements and
+        aggregates the row leaves alone are shared with the lanes'."""
         element = self.lanes.elements[k]
-        r = lanes.row[g]
-        first, count = lanes.first[:, g], lanes.count[:, g]  # (copies: fancy indexing)
+        first, count = list(first), list(count)
         first[k] = np.where(count[k] == 0, r, first[k])
-        count[k] += 1
+        count[k] = count[k] + 1
         ok = allowed
         if element.mask is not None:
-            ok &= self.masks[element.mask][r]
+            ok = ok & self.masks[element.mask][r]
         view = View(r, first, count, [], self.columns, self.rows.size)
-        states = []
-        for fold, state in zip(self.lanes.aggs, lanes.states):
-            part = tuple(p[g] for p in state)
-            states.append(fold.add(part, view) if k in fold.members else part)
-        unsure = np.zeros(len(g), dtype=bool)
+        states = [fold.add(state, view) if k in fold.members else state
+                  for fold, state in zip(self.lanes.aggs, states)]
+        unsure = np.zeros(len(r), dtype=bool)
         if element.holds is not None and ok.any():
             holds, doubt = element.holds(view._replace(aggs=states))
             if doubt is not None:
@@ -299,20 +302,21 @@ class LaneMatcher(StandardMatcher):
 
 class _Lanes(NamedTuple):
     """The undecided lanes: ``lane`` (index of its start row), the ``row`` it reads next, its
-    element ``elem``, ``first`` / ``count`` per element (elements x lanes), ``branched`` (it
-    passed a row where another move was viable too), the aggregates' ``states``."""
+    element ``elem``, ``first`` / ``count`` (per element, an array over the lanes), ``branched``
+    (it passed a row where another move was viable too), the aggregates' ``states``."""
     lane: np.ndarray
     row: np.ndarray
     elem: np.ndarray
-    first: np.ndarray
-    count: np.ndarray
+    first: tuple
+    count: tuple
     branched: np.ndarray
     states: list
 
 
 def _subset(lanes: _Lanes, keep) -> _Lanes:
-    return _Lanes(lanes.lane[keep], lanes.row[keep], lanes.elem[keep], lanes.first[:, keep], lanes.count[:, keep],
-                  lanes.branched[keep], [tuple(part[keep] for part in state) for state in lanes.states])
+    return _Lanes(lanes.lane[keep], lanes.row[keep], lanes.elem[keep], tuple(f[keep] for f in lanes.first),
+                  tuple(c[keep] for c in lanes.count), lanes.branched[keep],
+                  [tuple(part[keep] for part in state) for state in lanes.states])
 
 
 class _Option(NamedTuple):
@@ -321,8 +325,8 @@ class _Option(NamedTuple):
     element: int
     ok: np.ndarray
     unsure: np.ndarray
-    first: np.ndarray
-    count: np.ndarray
+    first: list
+    count: list
     states: list
 
 

@@ -45,13 +45,13 @@ class Vec(NamedTuple):
 
 
 class View(NamedTuple):
-    """The lanes at one row: ``row`` (the row read), ``first`` / ``count`` (elements x lanes:
-    each element's first row and row count, the row read included), ``aggs`` (the state of
+    """The lanes at one row: ``row`` (the row read), ``first`` / ``count`` (per element, an array
+    over the lanes: its first row and row count, the row read included), ``aggs`` (the state of
     each aggregate, the row read folded in), ``columns`` (name -> array over the partition's
     rows held) and ``size`` (rows held)."""
     row: np.ndarray
-    first: np.ndarray
-    count: np.ndarray
+    first: list
+    count: list
     aggs: list
     columns: dict
     size: int
@@ -211,7 +211,7 @@ class Compiler:
         """``fn(view) -> (lo, total)``: the first row and row count of variable set ``vars_``
         so far (the elements it names must be consecutive in the sequence)."""
         if vars_ is None:
-            return lambda view: (view.first[0], view.count.sum(axis=0))
+            return lambda view: (view.first[0], sum(view.count))
         try:
             ks = sorted(self.elements[v] for v in vars_)
         except KeyError:
@@ -219,13 +219,15 @@ class Compiler:
         if ks != list(range(ks[0], ks[-1] + 1)):
             raise Unsupported("variables not consecutive")
         k1, k2 = ks[0], ks[-1] + 1
+        if k2 == k1 + 1:
+            return lambda view: (view.first[k1], view.count[k1])
 
         def span(view):
             counts = view.count[k1:k2]
             lo = view.first[k2 - 1]
             for k in range(k2 - 2, k1 - 1, -1):
                 lo = np.where(counts[k - k1] > 0, view.first[k], lo)
-            return lo, counts.sum(axis=0)
+            return lo, sum(counts)
 
         return span
 
@@ -238,10 +240,14 @@ class Compiler:
 
         def nav(view):
             lo, total = span(view)
-            target = (lo + logical if first else lo + total - 1 - logical) + physical
-            valid = (total > logical) & (target >= 0) & (target < view.size)
-            values = view.columns[name][np.where(valid, target, 0)]
-            return Vec(values, None if valid.all() else valid)
+            target = lo + logical if first else lo + total - 1 - logical
+            valid = total > logical  # (then the target is a row read, unless moved physically)
+            if physical:
+                target = target + physical
+                valid = valid & (target >= 0) & (target < view.size)
+            if valid.all():
+                return Vec(view.columns[name][target])
+            return Vec(view.columns[name][np.where(valid, target, 0)], valid)
 
         return nav
 
