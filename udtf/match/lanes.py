@@ -27,7 +27,7 @@ from .vector import Compiler, Unsupported, View, column_array
 
 LONG = 128  # rows a lane reads before its start row is left to the Pike VM
 FIRST_CHUNK, CHUNK = 2048, 1 << 16  # start rows decided by the first pass, by each later one
-STEP_COST = 4  # lane steps costing about as much as one thread step of the Pike VM
+STEP_COST = 4  # lane steps that cost at most one thread step of the Pike VM (measured: 5-8)
 SAMPLE = 256  # rows the Pike VM advances the chain by before its thread steps per row count
 
 
@@ -282,6 +282,8 @@ class LaneMatcher(StandardMatcher):
         mapping their row to element ``k``, where ``allowed``.  The arrays of the elements and
         aggregates the row leaves alone are shared with the lanes'."""
         element = self.lanes.elements[k]
+        if not allowed.any():
+            return _Option(k, allowed, allowed, first, count, states)
         first, count = list(first), list(count)
         first[k] = np.where(count[k] == 0, r, first[k])
         count[k] = count[k] + 1
