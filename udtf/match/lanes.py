@@ -91,7 +91,7 @@ class LaneMatcher(StandardMatcher):
 
     def __init__(self, machine, options, lanes: LaneProgram):
         self.lanes = lanes
-        self.sequence = tuple(machine.program.sequence)
+        self.sequence = machine.program.sequence
         # lane steps walked, and rows the chain advanced over them; thread steps of the Pike VM,
         # and rows it advanced the chain by (kept across partitions: where the lanes cost more
         # than the Pike VM on this query's data, they stay off)
@@ -185,9 +185,11 @@ class LaneMatcher(StandardMatcher):
         reach = min(LONG, self.options.limits.match_rows)
         # per element: the last row a lane in it may read (every later element's mask must hold
         # on a row at or after it), once the partition is complete
-        hit = {name: (int(np.flatnonzero(mask)[-1]) if mask.any() else -1) for name, mask in self.masks.items()}
-        deadline = np.array([min([hit[e.mask] for e in elements[k + 1:] if e.mask is not None], default=size)
-                             if final else size for k in range(last + 1)])
+        deadline = np.full(last + 1, size)
+        if final:
+            hit = {name: (int(np.flatnonzero(mask)[-1]) if mask.any() else -1) for name, mask in self.masks.items()}
+            deadline[:] = [min([hit[e.mask] for e in elements[k + 1:] if e.mask is not None], default=size)
+                           for k in range(last + 1)]
         zeros = (np.zeros(n, dtype=np.int64),) * (last + 1)  # (never written in place)
         lanes = _Lanes(np.arange(n), np.arange(lo, hi), np.zeros(n, dtype=np.int64), zeros, zeros,
                        np.zeros(n, dtype=bool), [fold.initial(n) for fold in aggs])
@@ -235,11 +237,7 @@ class LaneMatcher(StandardMatcher):
             fate = np.where(unsure, Outcome.VM, np.where(went, 0, np.where(accept, Outcome.MATCH, fail)))
             done = fate != 0
             if done.any():
-                at = g[done]
-                ids = lanes.lane[at]
-                kind[ids] = fate[done]
-                end[ids] = lanes.row[at] - 1
-                takes[ids] = np.stack([c[done] for c in count], axis=1)
+                _record(kind, end, takes, lanes.lane[g[done]], fate[done], r[done], [column[done] for column in count])
             keep = ~done
             if not keep.any():
                 continue
@@ -271,10 +269,8 @@ class LaneMatcher(StandardMatcher):
         done = fate != 0
         if not done.any():
             return lanes
-        ids = lanes.lane[done]
-        kind[ids] = fate[done]
-        end[ids] = lanes.row[done] - 1
-        takes[ids] = np.stack([c[done] for c in lanes.count], axis=1)
+        _record(kind, end, takes, lanes.lane[done], fate[done], lanes.row[done],
+                [column[done] for column in lanes.count])
         return _subset(lanes, ~done)
 
     def _option(self, k: int, r, first: list, count: list, states: list, allowed) -> "_Option":
@@ -313,6 +309,14 @@ class _Lanes(NamedTuple):
     count: tuple
     branched: np.ndarray
     states: list
+
+
+def _record(kind, end, takes, ids, fate, rows, counts: list):
+    """Record outcome ``fate`` of lanes ``ids``, which end before their ``rows`` with ``counts``
+    rows per element."""
+    kind[ids] = fate
+    end[ids] = rows - 1
+    takes[ids] = np.stack(counts, axis=1)
 
 
 def _subset(lanes: _Lanes, keep) -> _Lanes:

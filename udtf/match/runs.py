@@ -100,7 +100,6 @@ class RunMatcher:
         return starts + start, ends + start, takes, following + start
 
 
-
 class RunsMatcher:
     """Matches a flat sequence with a ``RunMatcher`` as rows arrive, a ``MatchBlock`` per feed;
     when the data needs backtracking, ``fallback`` takes over from the first undecided start."""
