@@ -170,3 +170,60 @@ def test_the_lanes_stay_on_where_a_row_costs_the_vm_more(monkeypatch, outcomes):
     # more lane steps per row than one VM thread step each would allow, fewer than the VM spends
     assert lanes_module.STEP_COST < steps_per_row < lanes_module.STEP_COST * vm_threads_per_row
     assert outcomes[Outcome.MATCH] > 1000 and sum(outcomes.values()) > n // 2
+
+
+@pytest.mark.parametrize("fn", ["sum", "avg", "count", "min", "max", "count(*)"])
+@pytest.mark.parametrize("kind", ["bigint", "double"])
+def test_a_fold_over_rows_ahead_is_the_fold_row_by_row(fn, kind):
+    # Fold.accumulate (the skim: lanes x rows ahead at once) gives, bit for bit, the states
+    # Fold.add gives row by row: sequential double sums, SUM's overflow flag from the row on
+    import numpy as np
+
+    from udtf import expr as ir
+    from udtf.match.vector import Compiler, Fold, View
+
+    rng = np.random.default_rng(7)
+    lanes, ahead, size = 50, 9, 400
+    if kind == "double":
+        column = rng.normal(0, 1e6, size) * rng.choice([1e-9, 1.0, 1e9], size)
+    else:
+        column = rng.choice([-(1 << 61), -7, 0, 3, 1 << 60, (1 << 61) + 5], size)
+    arg = None if fn == "count(*)" else Compiler({"A": 0}).compile(ir.Col("x", kind), row_only=True)
+    fold = Fold(fn.removesuffix("(*)"), None if arg is None else kind, frozenset({0}), arg)
+    state = fold.initial(lanes)
+    rows = rng.integers(0, size - ahead, lanes)
+    for step in range(3):  # lanes with 0, 1 and 2 rows folded already
+        view = lambda r: View(r, [], [], [], {"x": column}, size)
+        grown = fold.accumulate(state, view(rows[:, None] + np.arange(ahead)))
+        single = state
+        for j in range(ahead):
+            single = fold.add(single, view(rows + j))
+            for part, parts in zip(single, grown):
+                np.testing.assert_array_equal(part, parts[:, j])
+        state = fold.add(state, view(rows))
+        rows = rows + 1
+
+
+def test_a_long_stay_in_a_loop_is_read_ahead(monkeypatch, outcomes):
+    # the few lanes still in A+ read many rows per step (their rows ahead evaluated together),
+    # and decide as reading them one by one does
+    n, x, level = 3000, [], 0
+    for k in range(n):
+        level += 1 if (k * 1103515245 + 12345) // 65536 % 3 else -2
+        x.append(level)
+    first = nav("x", ("S",))
+    state = {"A": call("and", call(">=", col("x"), first), call("<", agg("avg", ("A",), "x"), call("+", first, lit(9)))),
+             "B": call("<", col("x"), call("+", agg("max", ("A",), "x"), lit(-1)))}
+    skimmed = []
+    skim = lanes_module.LaneMatcher._skim
+
+    def counted(self, lanes, stop):
+        before = self.lane_steps
+        out = skim(self, lanes, stop)
+        skimmed.append(self.lane_steps - before)
+        return out
+
+    monkeypatch.setattr(lanes_module.LaneMatcher, "_skim", counted)
+    lanes, vm = both(monkeypatch, "S A+ B", n, state=state, columns={"x": x}, chunks=500)
+    assert lanes == vm and len(lanes) > 10
+    assert sum(skimmed) > n and outcomes[Outcome.MATCH] > 10

@@ -29,6 +29,7 @@ LONG = 128  # rows a lane reads before its start row is left to the Pike VM
 FIRST_CHUNK, CHUNK = 2048, 1 << 16  # start rows decided by the first pass, by each later one
 STEP_COST = 4  # lane steps that cost at most one thread step of the Pike VM (measured: 5-8)
 SAMPLE = 256  # rows the Pike VM advances the chain by before its thread steps per row count
+SKIM, SKIM_MIN = 32768, 4  # lanes x rows ahead a skim evaluates at most; rows ahead it reads at least
 
 
 class Outcome(IntEnum):
@@ -209,6 +210,10 @@ class LaneMatcher(StandardMatcher):
             if not len(lanes.lane):
                 break
             lanes = self._read(lanes, kind, end, takes)
+            if 0 < len(lanes.lane) * SKIM_MIN <= SKIM:
+                # (the rows a lane may read before one of the outcomes above is due)
+                stop = np.minimum(np.minimum(limit, lanes.lane + lo + reach), deadline[lanes.elem] + 1)
+                lanes = self._skim(lanes, stop)
         return Decided(lo, kind, end, takes, limit, final)
 
     def _read(self, lanes, kind, end, takes):
@@ -262,6 +267,98 @@ class LaneMatcher(StandardMatcher):
                         for name in ("first", "count")),
                       np.concatenate([part.branched for part in went_on]),
                       [tuple(map(np.concatenate, zip(*parts))) for parts in zip(*(part.states for part in went_on))])
+
+    def _skim(self, lanes: "_Lanes", stop) -> "_Lanes":
+        """Lanes in a greedy loop element that stay in it on each of their next rows (before
+        ``stop``) advance over those rows at once: the rows ahead are evaluated together, as
+        ``_read`` would one by one, up to the first row where the lane would leave the element,
+        end, or not be vouched for (``_read`` then reads that row).  A row where the next
+        element could have taken it too marks the lane ``branched``."""
+        width = min(SKIM // len(lanes.lane), LONG)
+        elements, aggs, last = self.lanes.elements, self.lanes.aggs, len(self.lanes.elements) - 1
+        row, count, branched, states = lanes.row, list(lanes.count), lanes.branched, list(lanes.states)
+        for k, element in enumerate(elements):
+            if not element.greedy or element.max == 1:
+                continue
+            g = np.flatnonzero((lanes.elem == k) & (count[k] >= 1))
+            if not len(g):
+                continue
+            room = np.minimum(stop[g] - row[g], element.max - count[k][g])  # rows it may stay for
+            g, room = g[room > 0], room[room > 0]
+            if not len(g):
+                continue
+            r, c = row[g], count[k][g]
+            ahead = np.arange(width)
+            inside = ahead < room[:, None]
+            steps = np.minimum(ahead, (room - 1)[:, None])  # (a lane's rows past its room repeat its last)
+            first = [f[g][:, None] for f in lanes.first]
+            before = [part[:, None] for part in (cnt[g] for cnt in count)]
+            view = View(r[:, None] + steps, first, [*before[:k], c[:, None] + steps + 1, *before[k + 1:]], [],
+                        self.columns, self.rows.size)
+            # per aggregate: its states after each row ahead (None: element k leaves it alone)
+            folded = [fold.accumulate(tuple(part[g] for part in state), view) if k in fold.members else None
+                      for fold, state in zip(aggs, states)]
+            if any(grown is None and k in fold.members for fold, grown in zip(aggs, folded)):
+                continue  # (an argument that may be NULL: read row by row)
+            stay_ok, stay_unsure = self._holds(element, view, inside, [
+                grown if grown is not None else tuple(part[g][:, None] for part in state)
+                for grown, state in zip(folded, states)])
+            go = stay_ok & ~stay_unsure
+            if k < last:
+                on_ok, on_unsure = self._skim_on(k, g, view, c, steps, folded, states)
+                go &= ~on_unsure
+            blocked = ~go
+            n = np.where(blocked.any(axis=1), blocked.argmax(axis=1), width)  # rows each lane stays for
+            moved = np.flatnonzero(n)
+            if not len(moved):
+                continue
+            n, g = n[moved], g[moved]
+            self.lane_steps += int(n.sum())
+            row = row.copy()
+            row[g] += n
+            count[k] = count[k].copy()
+            count[k][g] += n
+            if k < last:
+                branched = branched.copy()
+                branched[g] |= (stay_ok[moved] & on_ok[moved] & (ahead < n[:, None])).any(axis=1)
+            for a, grown in enumerate(folded):
+                if grown is not None:
+                    states[a] = tuple(part.copy() for part in states[a])
+                    for part, values in zip(states[a], grown):
+                        part[g] = values[moved, n - 1]
+        return lanes._replace(row=row, count=tuple(count), branched=branched, states=states)
+
+    def _skim_on(self, k: int, g, view: View, c, steps, folded: list, states: list):
+        """(ok, unsure) of element ``k + 1`` taking each row ahead of lanes ``g`` of element
+        ``k``, which holds ``c`` rows before the first of them (``steps`` rows before each)."""
+        element = self.lanes.elements[k]
+        first, count = list(view.first), list(view.count)
+        count[k] = c[:, None] + steps  # (the rows before the one read)
+        first[k + 1] = np.where(count[k + 1] == 0, view.row, first[k + 1])
+        count[k + 1] = count[k + 1] + 1
+        on_view = view._replace(first=first, count=count)
+        on_states = []
+        for fold, grown, state in zip(self.lanes.aggs, folded, states):
+            held = tuple(part[g] for part in state)
+            if grown is None:  # (the aggregate leaves element k out)
+                prior = tuple(part[:, None] for part in held)
+            else:  # its state before each row ahead
+                prior = tuple(np.concatenate([part[:, None], values[:, :-1]], axis=1) for part, values in zip(held, grown))
+            on_states.append(fold.add(prior, on_view) if k + 1 in fold.members else prior)
+        return self._holds(self.lanes.elements[k + 1], on_view, count[k] >= element.min, on_states)
+
+    def _holds(self, element: Element, view: View, allowed, states: list):
+        """(ok, unsure) of ``element``'s condition at ``view``'s rows where ``allowed``."""
+        ok = allowed
+        if element.mask is not None:
+            ok = ok & self.masks[element.mask][view.row]
+        unsure = np.zeros(ok.shape, dtype=bool)
+        if element.holds is not None:
+            holds, doubt = element.holds(view._replace(aggs=states))
+            if doubt is not None:
+                unsure = doubt & ok
+            ok = ok & holds & ~unsure
+        return ok, unsure
 
     @staticmethod
     def _settle(lanes, fate, kind, end, takes):

@@ -147,7 +147,7 @@ class Compiler:
 
     def _literal(self, expr: Lit):
         if expr.value is None:
-            return lambda view: Vec(np.zeros(len(view.row), dtype=bool), np.zeros(len(view.row), dtype=bool))
+            return lambda view: Vec(np.zeros(view.row.shape, dtype=bool), np.zeros(view.row.shape, dtype=bool))
         if expr.type in INTEGRAL:
             lo, hi = INTEGRAL[expr.type]
             if not lo <= expr.value <= hi:
@@ -162,7 +162,7 @@ class Compiler:
         else:
             raise Unsupported(expr.type)
         value = expr.value
-        return lambda view: Vec(np.full(len(view.row), value, dtype=dtype))
+        return lambda view: Vec(np.full(view.row.shape, value, dtype=dtype))
 
     def _cast(self, expr: Cast, row_only: bool):
         steps = (expr.source, *expr.chain)
@@ -303,6 +303,38 @@ class Fold:
             added = np.where(valid, added, total)
         return added, grown, unsure
 
+    def accumulate(self, state: tuple, view: View) -> tuple | None:
+        """The states after each of the rows ``view.row`` (lanes x rows ahead, in row order) is
+        folded in after ``state``: entry ``[i, j]`` has rows ``0 .. j`` of lane ``i`` folded, as
+        ``add`` row by row gives (the same sequential operations); None where the argument
+        can be NULL (``add`` then decides row by row)."""
+        shape = view.row.shape
+        ahead = np.arange(1, shape[1] + 1)
+        before = state[-1][:, None]
+        if self.arg is None:  # COUNT(*)
+            return state[0][:, None] + ahead, np.broadcast_to(before, shape)
+        vec = self.arg(view)
+        if vec.valid is not None:
+            return None
+        unsure = before if vec.unsure is None else before | np.logical_or.accumulate(
+            np.broadcast_to(vec.unsure, shape), axis=1)
+        if self.fn == "count":
+            return state[0][:, None] + ahead, np.broadcast_to(unsure, shape)
+        x, (total, n) = np.broadcast_to(vec.values, shape), state[:2]
+        if self.fn == "avg":
+            folded = np.add.accumulate(np.concatenate([total[:, None], x.astype(np.float64)], axis=1), axis=1)
+        elif self.fn == "sum":
+            start = np.where(n > 0, total, 0)  # SUM: the first value, or the sum plus it
+            folded = np.add.accumulate(np.concatenate([start[:, None], x], axis=1), axis=1)
+            if folded.dtype == np.int64:
+                unsure = unsure | np.logical_or.accumulate((folded[:, 1:] < -(1 << 62)) | (folded[:, 1:] > (1 << 62) - 1),
+                                                           axis=1)
+        else:
+            start = np.where(n > 0, total, x[:, 0])
+            op = np.minimum if self.fn == "min" else np.maximum
+            folded = op.accumulate(np.concatenate([start[:, None], x], axis=1), axis=1)
+        return folded[:, 1:], n[:, None] + ahead, np.broadcast_to(unsure, shape)
+
     def result(self, state: tuple) -> Vec:
         unsure = state[-1] if state[-1].any() else None
         if self.fn == "count":
@@ -340,8 +372,8 @@ def _kleene(left, right, conjunction: bool):
         unsure = _or(a.unsure, b.unsure)
         if a.valid is None and b.valid is None:
             return Vec(a.values & b.values if conjunction else a.values | b.values, None, unsure)
-        av = np.ones(len(a.values), dtype=bool) if a.valid is None else a.valid
-        bv = np.ones(len(b.values), dtype=bool) if b.valid is None else b.valid
+        av = True if a.valid is None else a.valid
+        bv = True if b.valid is None else b.valid
         at, bt = a.values & av, b.values & bv  # known TRUE
         af, bf = ~a.values & av, ~b.values & bv  # known FALSE
         if conjunction:
