@@ -13,6 +13,10 @@ Each query runs wrapped in ``SELECT count(*), sum(..), sum(..) FROM (query)``, s
 compute every output row and the answers are compared (they must be equal, or the script
 fails).  Times are wall clock of that statement (sparkcep: ``spark.sql`` including the rewrite,
 then ``collect``; Trino: execute and fetch), best of ``--runs``.  The ratio is sparkcep / Trino.
+For the shapes (not the growth series) ``floor`` is Spark's own part of sparkcep's plan: a
+no-op Arrow UDTF over sparkcep's exact ``TABLE(...)`` argument (shuffle, sort, the rows to
+Python and back), timed the same way; ``floor/Trino`` bounds the ratio any engine running
+inside that UDTF could reach.
 
 Shapes (SHAPES): the V-shape with ONE and ALL ROWS PER MATCH (masks only), the V-shape with
 STRT.price / FIRST(STRT.price) in DEFINE, a running AVG in DEFINE, a reluctant ``A+? B`` waiting
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -115,6 +120,29 @@ class Spark:
     def run(self, sql: str):
         return tuple(self.spark.sql(sql).collect()[0])
 
+    def floor_sql(self, sql: str) -> str:
+        """A count over the no-op Arrow UDTF fed sparkcep's exact TABLE argument for ``sql``."""
+        import pyarrow as pa
+        from pyspark.sql.functions import arrow_udtf
+
+        import sql_ext
+
+        @arrow_udtf(returnType="n long")
+        class Noop:
+            def eval(self, batch):
+                yield pa.table({"n": pa.array([batch.num_rows], pa.int64())})
+
+        self.spark.udtf.register("bench_floor_noop", Noop)
+        rewritten = sql_ext.transpile(sql, self.spark)
+        name = re.search(r"sparkcep_mr_\w+", rewritten).group(0)
+        start = rewritten.index(name + "(") + len(name)
+        depth = 0
+        for end in range(start, len(rewritten)):
+            depth += {"(": 1, ")": -1}.get(rewritten[end], 0)
+            if depth == 0:
+                return f"SELECT sum(n) FROM bench_floor_noop({rewritten[start + 1:end]})"
+        raise ValueError("unbalanced parentheses")
+
 
 class Trino:
     def __init__(self, server):
@@ -170,7 +198,15 @@ def main(argv=None) -> int:
             trino.load("t_ticks", args.rows, args.symbols)
         for name in (s for s in wanted if s in SHAPES):
             query, first, second = SHAPES[name]
-            results.append(measure(name, wrapped(query.format(table="t_ticks"), first, second), spark, trino, args))
+            sql = wrapped(query.format(table="t_ticks"), first, second)
+            result = measure(name, sql, spark, trino, args)
+            floor_sql = spark.floor_sql(sql)
+            result["floor_s"], _ = timed(lambda: spark.run(floor_sql), args.runs, float("inf"))
+            if result["trino_s"]:
+                result["floor_ratio"] = result["floor_s"] / result["trino_s"]
+            print(f"{'':22} floor    {result['floor_s']:8.2f}s  floor/trino {result.get('floor_ratio', float('nan')):5.2f}",
+                  flush=True)
+            results.append(result)
         sizes = [int(n) for n in args.growth.split(",") if n]
         for n in sizes:
             if not any(s in GROWTH for s in wanted):

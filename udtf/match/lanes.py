@@ -442,12 +442,12 @@ def _chain(kind: np.ndarray, at: int, ends: np.ndarray, past_last: bool):
         stop = at + int(stops[0]) if len(stops) else len(kind)
         return np.flatnonzero(kind[at:stop] == Outcome.MATCH) + at, stop
     candidates = np.flatnonzero(kind[at:] != Outcome.NONE) + at
-    chosen, k = [], 0
-    while k < len(candidates):
-        p = int(candidates[k])
-        if stop_mask[p]:
-            return np.array(chosen, dtype=np.int64), p
-        chosen.append(p)
-        k = int(np.searchsorted(candidates, ends[p] + 1))
-    stop = max(len(kind), int(ends[chosen[-1]]) + 1) if chosen else len(kind)
-    return np.array(chosen, dtype=np.int64), stop
+    following = np.searchsorted(candidates, ends[candidates] + 1).tolist()  # candidate after its match
+    stops, chosen, k = stop_mask[candidates].tolist(), [], 0
+    while k < len(stops) and not stops[k]:
+        chosen.append(k)
+        k = following[k]
+    chosen = candidates[chosen]
+    if k < len(stops):
+        return chosen, int(candidates[k])
+    return chosen, max(len(kind), int(ends[chosen[-1]]) + 1) if len(chosen) else len(kind)

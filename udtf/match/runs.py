@@ -173,15 +173,11 @@ def _run_lengths(mask: np.ndarray) -> np.ndarray:
 def _chain(matched: np.ndarray, open_: np.ndarray, ends: np.ndarray, n: int):
     """(starts, ends) of the matches SKIP PAST LAST ROW keeps, from the first row on: each next
     one starts after the last; the walk stops at the first undecided start it reaches."""
-    stop = matched | open_
-    candidates = np.flatnonzero(stop)
-    first_from = np.searchsorted(candidates, np.arange(n + 1))  # first candidate at or after p
-    chosen, k = [], int(first_from[0])
-    while k < len(candidates):
-        p = int(candidates[k])
-        if open_[p]:
-            break
-        chosen.append(p)
-        k = int(first_from[min(int(ends[p]) + 1, n)])
-    chosen = np.array(chosen, dtype=np.int64)
-    return chosen, ends[chosen] if len(chosen) else np.zeros(0, dtype=np.int64)
+    candidates = np.flatnonzero(matched | open_)
+    following = np.searchsorted(candidates, ends[candidates] + 1).tolist()  # candidate after its match
+    opened, chosen, k = open_[candidates].tolist(), [], 0
+    while k < len(opened) and not opened[k]:
+        chosen.append(k)
+        k = following[k]
+    chosen = candidates[chosen]
+    return chosen, ends[chosen]
