@@ -300,9 +300,9 @@ class LaneMatcher(StandardMatcher):
                       for fold, state in zip(aggs, states)]
             if any(grown is None and k in fold.members for fold, grown in zip(aggs, folded)):
                 continue  # (an argument that may be NULL: read row by row)
-            stay_ok, stay_unsure = self._holds(element, view, inside, [
+            stay_ok, stay_unsure = self._holds(element, view._replace(aggs=[
                 grown if grown is not None else tuple(part[g][:, None] for part in state)
-                for grown, state in zip(folded, states)])
+                for grown, state in zip(folded, states)]), inside)
             go = stay_ok & ~stay_unsure
             if k < last:
                 on_ok, on_unsure = self._skim_on(k, g, view, c, steps, folded, states)
@@ -345,16 +345,17 @@ class LaneMatcher(StandardMatcher):
             else:  # its state before each row ahead
                 prior = tuple(np.concatenate([part[:, None], values[:, :-1]], axis=1) for part, values in zip(held, grown))
             on_states.append(fold.add(prior, on_view) if k + 1 in fold.members else prior)
-        return self._holds(self.lanes.elements[k + 1], on_view, count[k] >= element.min, on_states)
+        return self._holds(self.lanes.elements[k + 1], on_view._replace(aggs=on_states), count[k] >= element.min)
 
-    def _holds(self, element: Element, view: View, allowed, states: list):
-        """(ok, unsure) of ``element``'s condition at ``view``'s rows where ``allowed``."""
+    def _holds(self, element: Element, view: View, allowed):
+        """(ok, unsure) of ``element`` taking ``view``'s rows (its aggregates with them folded
+        in), where ``allowed``."""
         ok = allowed
         if element.mask is not None:
             ok = ok & self.masks[element.mask][view.row]
         unsure = np.zeros(ok.shape, dtype=bool)
-        if element.holds is not None:
-            holds, doubt = element.holds(view._replace(aggs=states))
+        if element.holds is not None and ok.any():
+            holds, doubt = element.holds(view)
             if doubt is not None:
                 unsure = doubt & ok
             ok = ok & holds & ~unsure
@@ -380,18 +381,10 @@ class LaneMatcher(StandardMatcher):
         first, count = list(first), list(count)
         first[k] = np.where(count[k] == 0, r, first[k])
         count[k] = count[k] + 1
-        ok = allowed
-        if element.mask is not None:
-            ok = ok & self.masks[element.mask][r]
         view = View(r, first, count, [], self.columns, self.rows.size)
         states = [fold.add(state, view) if k in fold.members else state
                   for fold, state in zip(self.lanes.aggs, states)]
-        unsure = np.zeros(len(r), dtype=bool)
-        if element.holds is not None and ok.any():
-            holds, doubt = element.holds(view._replace(aggs=states))
-            if doubt is not None:
-                unsure = doubt & ok
-            ok &= holds & ~unsure
+        ok, unsure = self._holds(element, view._replace(aggs=states), allowed)
         return _Option(k, ok, unsure, first, count, states)
 
 
