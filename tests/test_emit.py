@@ -45,3 +45,32 @@ def test_vectorized_matches_row_by_row(mode):
         assert fast.vectorized
         matches = random_matches(rng, size, empty=mode is RowsMode.ONE)
         assert flat(fast.emit(matches)) == flat(slow.emit(matches))
+
+
+@pytest.mark.parametrize("mode", [RowsMode.ONE, RowsMode.ALL_SHOW])
+def test_match_blocks_give_their_matches_rows(mode):
+    """Matches of a flat sequence as a ``MatchBlock`` (rows per element; ONE ROW PER MATCH
+    computed from those counts) give what their ``Match`` tuples give row by row."""
+    import numpy as np
+
+    from udtf.match import MatchBlock
+
+    rng = random.Random(5)
+    for _ in range(200):
+        elements = tuple(rng.randint(0, 2) for _ in range(rng.randint(1, 4)))  # (a variable may recur)
+        starts, ends, takes, start = [], [], [], 0
+        for _ in range(rng.randint(0, 6)):
+            counts = [rng.randint(0, 3) for _ in elements]
+            if not sum(counts):
+                counts[rng.randrange(len(counts))] = 1
+            starts.append(start)
+            ends.append(start + sum(counts) - 1)
+            takes.append(counts)
+            start += sum(counts) + rng.randint(0, 2)
+        size = start + 2
+        block = MatchBlock(elements, np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
+                           np.array(takes, dtype=np.int64).reshape(len(starts), len(elements)), rng.randint(1, 9))
+        fast = Emitter(ATOMS, mode, ["A", "B", "C"], {}, lambda: size)
+        slow = Emitter(ATOMS, mode, ["A", "B", "C"], {}, lambda: size)
+        slow.vectorized = False
+        assert flat(fast.emit([block])) == flat(slow.emit(block.matches()))

@@ -107,7 +107,8 @@ class Emitter:
                 parts.append(self._emit_plain(plain))
                 plain = []
             if isinstance(item, MatchBlock):
-                parts.append(self._emit_arrays(block_arrays(item)) if self.vectorized
+                parts.append(self._emit_block(item) if self.vectorized and self.one_row
+                             else self._emit_arrays(block_arrays(item)) if self.vectorized
                              else self._emit_plain(item.matches()))
             for more_sources, more_columns, more_flags in parts:
                 sources.append(more_sources)
@@ -183,6 +184,41 @@ class Emitter:
             valid = present & (target >= 0) & (target < size)
             columns.append(pa.array(target, mask=~valid, type=pa.int64()))
         return (m.starts if self.one_row else m.rows), columns, [False] * (count if self.one_row else matched)
+
+    def _emit_block(self, block: MatchBlock):
+        """ONE ROW PER MATCH of a flat sequence's matches, from the rows of each element (a
+        navigation lands on an element's first or last row; a count adds elements' rows): as
+        ``_emit_arrays`` computes them, without a row per matched row."""
+        takes, elements = block.takes, np.asarray(block.elements, dtype=np.int64)
+        count, width = takes.shape
+        first_row = block.starts[:, None] + np.cumsum(takes, axis=1) - takes  # of each element
+        matches = np.arange(count)
+        size = self.size()
+        columns = []
+        for expr in self.atoms:
+            if isinstance(expr, MatchNumber):
+                columns.append(block.numbers.tolist())
+                continue
+            members = np.ones(width, dtype=bool) if expr.vars is None else np.isin(elements, expr.vars)
+            if isinstance(expr, Agg):  # count of rows
+                columns.append(takes[:, members].sum(axis=1).tolist())
+                continue
+            holds = (takes > 0) & members
+            present = holds.any(axis=1)
+            if isinstance(expr, Nav) and expr.mode is NavMode.FIRST:
+                k = holds.argmax(axis=1)
+                row = first_row[matches, k]
+            else:
+                k = width - 1 - holds[:, ::-1].argmax(axis=1)
+                row = first_row[matches, k] + takes[matches, k] - 1
+            if isinstance(expr, Classifier):
+                names = np.array(self.var_names, dtype=object)
+                columns.append(np.where(present, names[elements[k]], None).tolist())
+                continue
+            target = np.where(present, row + expr.physical, -1)
+            valid = present & (target >= 0) & (target < size)
+            columns.append(pa.array(target, mask=~valid, type=pa.int64()))
+        return block.starts, columns, [False] * count
 
     # ---- row by row ----------------------------------------------------------------------
     def _atom(self, expr):

@@ -436,11 +436,11 @@ def _chain(kind: np.ndarray, at: int, ends: np.ndarray, past_last: bool):
         return np.flatnonzero(kind[at:stop] == Outcome.MATCH) + at, stop
     candidates = np.flatnonzero(kind[at:] != Outcome.NONE) + at
     following = np.searchsorted(candidates, ends[candidates] + 1).tolist()  # candidate after its match
-    stops, chosen, k = stop_mask[candidates].tolist(), [], 0
-    while k < len(stops) and not stops[k]:
+    stops, chosen, k = stop_mask[candidates].tolist() + [True], [], 0  # (a last entry stops the walk)
+    while not stops[k]:
         chosen.append(k)
         k = following[k]
     chosen = candidates[chosen]
-    if k < len(stops):
+    if k < len(candidates):
         return chosen, int(candidates[k])
     return chosen, max(len(kind), int(ends[chosen[-1]]) + 1) if len(chosen) else len(kind)

@@ -13,6 +13,8 @@ The matches come out as a ``MatchBlock`` of arrays; ``MatchBlock.matches()`` giv
 """
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from ..plan import SkipMode
@@ -20,16 +22,31 @@ from ..rows import Match, Rows
 
 
 class MatchBlock:
-    """Matches as arrays: ``starts``/``ends`` per match, ``rows``/``variables``/``owner`` per
-    matched row (owner = index of its match), in match order; numbered from ``first``."""
+    """Matches of a flat sequence as arrays, in match order, numbered from ``first``:
+    ``starts`` / ``ends`` per match, ``takes[m, k]`` = rows of element k (variable
+    ``elements[k]``) in match m, consecutive from its start; ``rows`` / ``variables`` /
+    ``owner`` (index of its match) per matched row, derived when read."""
 
-    def __init__(self, starts, ends, rows, variables, owner, first: int = 1):
-        self.starts, self.ends = starts, ends
-        self.rows, self.variables, self.owner = rows, variables, owner
+    def __init__(self, elements: tuple, starts, ends, takes, first: int = 1):
+        self.elements, self.starts, self.ends, self.takes = elements, starts, ends, takes
         self.numbers = np.arange(first, first + len(starts))
 
     def __len__(self):
         return len(self.starts)
+
+    @cached_property
+    def owner(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.starts)), self.takes.sum(axis=1))
+
+    @cached_property
+    def variables(self) -> np.ndarray:
+        return np.repeat(np.tile(self.elements, len(self.starts)), self.takes.reshape(-1))
+
+    @cached_property
+    def rows(self) -> np.ndarray:
+        owner, lengths = self.owner, self.takes.sum(axis=1)
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(lengths) else np.zeros(0, int)
+        return self.starts[owner] + (np.arange(len(owner)) - offsets[owner])
 
     def matches(self) -> list:
         bounds = np.searchsorted(self.owner, np.arange(len(self.starts) + 1)).tolist()
@@ -152,14 +169,9 @@ class RunsMatcher:
 
 
 def block(sequence: tuple, starts, ends, takes, first: int) -> MatchBlock:
-    """The ``MatchBlock`` of matches of a flat sequence: ``takes[m, k]`` = rows of element k in
-    match m (consecutive from its start)."""
-    lengths = takes.reshape(-1)
-    variables = np.repeat(np.tile([item.var for item in sequence], len(starts)), lengths)
-    owner = np.repeat(np.arange(len(starts)), takes.sum(axis=1))
-    offsets = np.concatenate([[0], np.cumsum(takes.sum(axis=1))[:-1]]) if len(starts) else np.zeros(0, int)
-    rows_ = starts[owner] + (np.arange(len(owner)) - offsets[owner])
-    return MatchBlock(starts, ends, rows_, variables, owner, first)
+    """The ``MatchBlock`` of matches of a flat sequence (``program.SeqItem``s): ``takes[m, k]``
+    = rows of element k in match m (consecutive from its start)."""
+    return MatchBlock(tuple(item.var for item in sequence), starts, ends, takes, first)
 
 
 def _run_lengths(mask: np.ndarray) -> np.ndarray:
@@ -175,8 +187,8 @@ def _chain(matched: np.ndarray, open_: np.ndarray, ends: np.ndarray, n: int):
     one starts after the last; the walk stops at the first undecided start it reaches."""
     candidates = np.flatnonzero(matched | open_)
     following = np.searchsorted(candidates, ends[candidates] + 1).tolist()  # candidate after its match
-    opened, chosen, k = open_[candidates].tolist(), [], 0
-    while k < len(opened) and not opened[k]:
+    opened, chosen, k = open_[candidates].tolist() + [True], [], 0  # (a last entry stops the walk)
+    while not opened[k]:
         chosen.append(k)
         k = following[k]
     chosen = candidates[chosen]
