@@ -48,7 +48,8 @@ class View(NamedTuple):
     """The lanes at one row: ``row`` (the row read), ``first`` / ``count`` (per element, an array
     over the lanes: its first row and row count, the row read included), ``aggs`` (the state of
     each aggregate, the row read folded in), ``columns`` (name -> array over the partition's
-    rows held) and ``size`` (rows held)."""
+    rows held) and ``size`` (rows held).  Arrays are over the lanes, or lanes x rows ahead
+    (``match.lanes`` reading ahead; a lane's fixed facts then have shape lanes x 1)."""
     row: np.ndarray
     first: list
     count: list
