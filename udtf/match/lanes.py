@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..plan import SkipMode
-from .runs import block
+from .runs import block, skip_past_last
 from .standard import StandardMatcher
 from .vector import Compiler, Unsupported, View, column_array
 
@@ -435,12 +435,7 @@ def _chain(kind: np.ndarray, at: int, ends: np.ndarray, past_last: bool):
         stop = at + int(stops[0]) if len(stops) else len(kind)
         return np.flatnonzero(kind[at:stop] == Outcome.MATCH) + at, stop
     candidates = np.flatnonzero(kind[at:] != Outcome.NONE) + at
-    following = np.searchsorted(candidates, ends[candidates] + 1).tolist()  # candidate after its match
-    stops, chosen, k = stop_mask[candidates].tolist() + [True], [], 0  # (a last entry stops the walk)
-    while not stops[k]:
-        chosen.append(k)
-        k = following[k]
-    chosen = candidates[chosen]
+    chosen, k = skip_past_last(candidates, ends, stop_mask[candidates])
     if k < len(candidates):
         return chosen, int(candidates[k])
     return chosen, max(len(kind), int(ends[chosen[-1]]) + 1) if len(chosen) else len(kind)

@@ -186,10 +186,18 @@ def _chain(matched: np.ndarray, open_: np.ndarray, ends: np.ndarray, n: int):
     """(starts, ends) of the matches SKIP PAST LAST ROW keeps, from the first row on: each next
     one starts after the last; the walk stops at the first undecided start it reaches."""
     candidates = np.flatnonzero(matched | open_)
-    following = np.searchsorted(candidates, ends[candidates] + 1).tolist()  # candidate after its match
-    opened, chosen, k = open_[candidates].tolist() + [True], [], 0  # (a last entry stops the walk)
-    while not opened[k]:
+    chosen, _ = skip_past_last(candidates, ends, open_[candidates])
+    return chosen, ends[chosen]
+
+
+def skip_past_last(candidates: np.ndarray, ends: np.ndarray, stops: np.ndarray) -> tuple:
+    """(the candidate rows AFTER MATCH SKIP PAST LAST ROW keeps, the index of the candidate it
+    stopped at or ``len(candidates)``): from the first of ``candidates`` (the sorted start rows
+    with a match ending at ``ends[row]``, or with ``stops`` true: not decided), each next one is
+    the first candidate after the last match's end."""
+    following = np.searchsorted(candidates, ends[candidates] + 1).tolist()
+    stopped, chosen, k = stops.tolist() + [True], [], 0  # (a last entry ends the walk)
+    while not stopped[k]:
         chosen.append(k)
         k = following[k]
-    chosen = candidates[chosen]
-    return chosen, ends[chosen]
+    return candidates[chosen], k
