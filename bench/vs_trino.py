@@ -132,16 +132,12 @@ class Spark:
             def eval(self, batch):
                 yield pa.table({"n": pa.array([batch.num_rows], pa.int64())})
 
+        from sql_vshape import table_argument
+
         self.spark.udtf.register("bench_floor_noop", Noop)
         rewritten = sql_ext.transpile(sql, self.spark)
         name = re.search(r"sparkcep_mr_\w+", rewritten).group(0)
-        start = rewritten.index(name + "(") + len(name)
-        depth = 0
-        for end in range(start, len(rewritten)):
-            depth += {"(": 1, ")": -1}.get(rewritten[end], 0)
-            if depth == 0:
-                return f"SELECT sum(n) FROM bench_floor_noop({rewritten[start + 1:end]})"
-        raise ValueError("unbalanced parentheses")
+        return f"SELECT sum(n) FROM bench_floor_noop({table_argument(rewritten, name)})"
 
 
 class Trino:

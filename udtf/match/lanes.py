@@ -275,6 +275,7 @@ class LaneMatcher(StandardMatcher):
         end, or not be vouched for (``_read`` then reads that row).  A row where the next
         element could have taken it too marks the lane ``branched``."""
         width = min(SKIM // len(lanes.lane), LONG)
+        ahead = np.arange(width)
         elements, aggs, last = self.lanes.elements, self.lanes.aggs, len(self.lanes.elements) - 1
         row, count, branched, states = lanes.row, list(lanes.count), lanes.branched, list(lanes.states)
         for k, element in enumerate(elements):
@@ -288,24 +289,23 @@ class LaneMatcher(StandardMatcher):
             if not len(g):
                 continue
             r, c = row[g], count[k][g]
-            ahead = np.arange(width)
             inside = ahead < room[:, None]
             steps = np.minimum(ahead, (room - 1)[:, None])  # (a lane's rows past its room repeat its last)
             first = [f[g][:, None] for f in lanes.first]
             before = [part[:, None] for part in (cnt[g] for cnt in count)]
             view = View(r[:, None] + steps, first, [*before[:k], c[:, None] + steps + 1, *before[k + 1:]], [],
                         self.columns, self.rows.size)
+            held = [tuple(part[g] for part in state) for state in states]  # the lanes' aggregates
             # per aggregate: its states after each row ahead (None: element k leaves it alone)
-            folded = [fold.accumulate(tuple(part[g] for part in state), view) if k in fold.members else None
-                      for fold, state in zip(aggs, states)]
+            folded = [fold.accumulate(state, view) if k in fold.members else None for fold, state in zip(aggs, held)]
             if any(grown is None and k in fold.members for fold, grown in zip(aggs, folded)):
                 continue  # (an argument that may be NULL: read row by row)
             stay_ok, stay_unsure = self._holds(element, view._replace(aggs=[
-                grown if grown is not None else tuple(part[g][:, None] for part in state)
-                for grown, state in zip(folded, states)]), inside)
+                grown if grown is not None else tuple(part[:, None] for part in state)
+                for grown, state in zip(folded, held)]), inside)
             go = stay_ok & ~stay_unsure
             if k < last:
-                on_ok, on_unsure = self._skim_on(k, g, view, c, steps, folded, states)
+                on_ok, on_unsure = self._skim_on(k, view, c, steps, folded, held)
                 go &= ~on_unsure
             blocked = ~go
             n = np.where(blocked.any(axis=1), blocked.argmax(axis=1), width)  # rows each lane stays for
@@ -328,9 +328,10 @@ class LaneMatcher(StandardMatcher):
                         part[g] = values[moved, n - 1]
         return lanes._replace(row=row, count=tuple(count), branched=branched, states=states)
 
-    def _skim_on(self, k: int, g, view: View, c, steps, folded: list, states: list):
-        """(ok, unsure) of element ``k + 1`` taking each row ahead of lanes ``g`` of element
-        ``k``, which holds ``c`` rows before the first of them (``steps`` rows before each)."""
+    def _skim_on(self, k: int, view: View, c, steps, folded: list, held: list):
+        """(ok, unsure) of element ``k + 1`` taking each row ahead of ``view``'s lanes, in element
+        ``k`` with ``c`` rows before the first of them (``steps`` rows before each), aggregates
+        ``held`` before the first and ``folded`` after each."""
         element = self.lanes.elements[k]
         first, count = list(view.first), list(view.count)
         count[k] = c[:, None] + steps  # (the rows before the one read)
@@ -338,12 +339,11 @@ class LaneMatcher(StandardMatcher):
         count[k + 1] = count[k + 1] + 1
         on_view = view._replace(first=first, count=count)
         on_states = []
-        for fold, grown, state in zip(self.lanes.aggs, folded, states):
-            held = tuple(part[g] for part in state)
+        for fold, grown, state in zip(self.lanes.aggs, folded, held):
             if grown is None:  # (the aggregate leaves element k out)
-                prior = tuple(part[:, None] for part in held)
+                prior = tuple(part[:, None] for part in state)
             else:  # its state before each row ahead
-                prior = tuple(np.concatenate([part[:, None], values[:, :-1]], axis=1) for part, values in zip(held, grown))
+                prior = tuple(np.concatenate([part[:, None], values[:, :-1]], axis=1) for part, values in zip(state, grown))
             on_states.append(fold.add(prior, on_view) if k + 1 in fold.members else prior)
         return self._holds(self.lanes.elements[k + 1], on_view._replace(aggs=on_states), count[k] >= element.min)
 

@@ -44,9 +44,8 @@ class MatchBlock:
 
     @cached_property
     def rows(self) -> np.ndarray:
-        owner, lengths = self.owner, self.takes.sum(axis=1)
-        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(lengths) else np.zeros(0, int)
-        return self.starts[owner] + (np.arange(len(owner)) - offsets[owner])
+        owner = self.owner  # (a match's rows are consecutive from its start)
+        return self.starts[owner] + np.arange(len(owner)) - np.searchsorted(owner, owner)
 
     def matches(self) -> list:
         bounds = np.searchsorted(self.owner, np.arange(len(self.starts) + 1)).tolist()
@@ -106,7 +105,7 @@ class RunMatcher:
             open_[:] = False
         first_open = int(np.argmax(open_)) if open_.any() else n
         if self.past_last:
-            starts, ends = _chain(ok & ~open_, open_, position - 1, n)
+            starts, ends = _chain(ok & ~open_, open_, position - 1)
         else:
             starts = np.flatnonzero(ok[:first_open])
             ends = position[starts] - 1
@@ -182,7 +181,7 @@ def _run_lengths(mask: np.ndarray) -> np.ndarray:
     return np.append(following - np.arange(n), 0)
 
 
-def _chain(matched: np.ndarray, open_: np.ndarray, ends: np.ndarray, n: int):
+def _chain(matched: np.ndarray, open_: np.ndarray, ends: np.ndarray):
     """(starts, ends) of the matches SKIP PAST LAST ROW keeps, from the first row on: each next
     one starts after the last; the walk stops at the first undecided start it reaches."""
     candidates = np.flatnonzero(matched | open_)
