@@ -12,10 +12,11 @@ memory connector.
 Each query runs wrapped in ``SELECT count(*), sum(..), sum(..) FROM (query)``, so both engines
 compute every output row and the answers are compared (they must be equal, or the script
 fails).  Times are wall clock of that statement (sparkcep: ``spark.sql`` including the rewrite,
-then ``collect``; Trino: execute and fetch), best of ``--runs``.  The ratio is sparkcep / Trino.
+then ``collect``; Trino: execute and fetch), best of ``--runs``, the engines' runs interleaved.
+The ratio is sparkcep / Trino.
 For the shapes (not the growth series) ``floor`` is Spark's own part of sparkcep's plan: a
 no-op Arrow UDTF over sparkcep's exact ``TABLE(...)`` argument (shuffle, sort, the rows to
-Python and back), timed the same way; ``floor/Trino`` bounds the ratio any engine running
+Python; for ALL ROWS PER MATCH the UDTF returns them all, their trip back), timed the same way; ``floor/Trino`` bounds the ratio any engine running
 inside that UDTF could reach.
 
 Shapes (SHAPES): the V-shape with ONE and ALL ROWS PER MATCH (masks only), the V-shape with
@@ -121,23 +122,33 @@ class Spark:
         return tuple(self.spark.sql(sql).collect()[0])
 
     def floor_sql(self, sql: str) -> str:
-        """A count over the no-op Arrow UDTF fed sparkcep's exact TABLE argument for ``sql``."""
+        """A count over a no-op Arrow UDTF fed sparkcep's exact TABLE argument for ``sql``; for
+        ALL ROWS PER MATCH the UDTF returns every row it is given (the rows' trip back)."""
         import pyarrow as pa
         from pyspark.sql.functions import arrow_udtf
 
         import sql_ext
-
-        @arrow_udtf(returnType="n long")
-        class Noop:
-            def eval(self, batch):
-                yield pa.table({"n": pa.array([batch.num_rows], pa.int64())})
-
         from sql_vshape import table_argument
 
-        self.spark.udtf.register("bench_floor_noop", Noop)
         rewritten = sql_ext.transpile(sql, self.spark)
-        name = re.search(r"sparkcep_mr_\w+", rewritten).group(0)
-        return f"SELECT sum(n) FROM bench_floor_noop({table_argument(rewritten, name)})"
+        argument = table_argument(rewritten, re.search(r"sparkcep_mr_\w+", rewritten).group(0))
+        if "ALL ROWS PER MATCH" not in sql:
+            @arrow_udtf(returnType="n long")
+            class Noop:
+                def eval(self, batch):
+                    yield pa.table({"n": pa.array([batch.num_rows], pa.int64())})
+
+            self.spark.udtf.register("bench_floor_noop", Noop)
+            return f"SELECT sum(n) FROM bench_floor_noop({argument})"
+        schema = self.spark.sql(f"SELECT * FROM {argument[len('TABLE'):]}").schema
+
+        @arrow_udtf(returnType=schema)
+        class Echo:
+            def eval(self, batch):
+                yield pa.Table.from_batches([batch])
+
+        self.spark.udtf.register("bench_floor_echo", Echo)
+        return f"SELECT count(*) FROM bench_floor_echo({argument})"
 
 
 class Trino:
@@ -155,18 +166,6 @@ class Trino:
 
     def run(self, sql: str):
         return tuple(self.execute(sql.replace("FROM t_", "FROM memory.default.t_"))[0])
-
-
-def timed(fn, runs: int, timeout: float):
-    best, answer = None, None
-    for _ in range(runs):
-        start = time.perf_counter()
-        answer = fn()
-        elapsed = time.perf_counter() - start
-        best = elapsed if best is None else min(best, elapsed)
-        if elapsed > timeout:
-            break
-    return best, answer
 
 
 def main(argv=None) -> int:
@@ -195,14 +194,7 @@ def main(argv=None) -> int:
         for name in (s for s in wanted if s in SHAPES):
             query, first, second = SHAPES[name]
             sql = wrapped(query.format(table="t_ticks"), first, second)
-            result = measure(name, sql, spark, trino, args)
-            floor_sql = spark.floor_sql(sql)
-            result["floor_s"], _ = timed(lambda: spark.run(floor_sql), args.runs, float("inf"))
-            if result["trino_s"]:
-                result["floor_ratio"] = result["floor_s"] / result["trino_s"]
-            print(f"{'':22} floor    {result['floor_s']:8.2f}s  floor/trino {result.get('floor_ratio', float('nan')):5.2f}",
-                  flush=True)
-            results.append(result)
+            results.append(measure(name, sql, spark, trino, args, spark.floor_sql(sql)))
         sizes = [int(n) for n in args.growth.split(",") if n]
         for n in sizes:
             if not any(s in GROWTH for s in wanted):
@@ -228,12 +220,30 @@ def main(argv=None) -> int:
     return 1 if any(r["answer"] == "DIFFERENT" for r in results) else 0
 
 
-def measure(name: str, sql: str, spark: Spark, trino: Trino, args) -> dict:
-    mine, mine_answer = timed(lambda: spark.run(sql), args.runs, float("inf"))
-    try:
-        theirs, theirs_answer = timed(lambda: trino.run(sql), args.runs, args.timeout)
-    except Exception as e:  # Trino's statement time limit
-        theirs, theirs_answer = None, f"error: {str(e).splitlines()[0][:120]}"
+def measure(name: str, sql: str, spark: Spark, trino: Trino, args, floor_sql: str | None = None) -> dict:
+    """Best of ``args.runs`` for sparkcep, Trino and (given ``floor_sql``) Spark's floor, the
+    runs interleaved so that whatever else the machine does at a moment weighs on all of them;
+    Trino stops after a run over ``args.timeout`` or a failed statement."""
+    runs = {"sparkcep": lambda: spark.run(sql), "trino": lambda: trino.run(sql)}
+    if floor_sql is not None:
+        runs["floor"] = lambda: spark.run(floor_sql)
+    best, answers = {}, {}
+    for _ in range(args.runs):
+        for engine, fn in list(runs.items()):
+            start = time.perf_counter()
+            try:
+                answers[engine] = fn()
+            except Exception as e:  # Trino's statement time limit
+                answers[engine] = f"error: {str(e).splitlines()[0][:120]}"
+                best.pop(engine, None)
+                del runs[engine]
+                continue
+            elapsed = time.perf_counter() - start
+            best[engine] = min(best.get(engine, elapsed), elapsed)
+            if engine == "trino" and elapsed > args.timeout:
+                del runs[engine]
+    mine, mine_answer = best["sparkcep"], answers["sparkcep"]
+    theirs, theirs_answer = best.get("trino"), answers["trino"]
     if theirs is None:
         same = "not compared"
     else:
@@ -242,9 +252,16 @@ def measure(name: str, sql: str, spark: Spark, trino: Trino, args) -> dict:
     print(f"{name:22} sparkcep {mine:8.2f}s  trino {theirs if theirs else float('nan'):8.2f}s  "
           f"ratio {ratio:5.2f}  answer {same} {mine_answer}" + ("" if same == "same" else f" vs {theirs_answer}"),
           flush=True)
-    return {"shape": name, "sparkcep_s": mine, "trino_s": theirs, "ratio": ratio,
-            "answer": same, "sparkcep_answer": [str(v) for v in mine_answer],
-            "trino_answer": theirs_answer if isinstance(theirs_answer, str) else [str(v) for v in theirs_answer]}
+    result = {"shape": name, "sparkcep_s": mine, "trino_s": theirs, "ratio": ratio,
+              "answer": same, "sparkcep_answer": [str(v) for v in mine_answer],
+              "trino_answer": theirs_answer if isinstance(theirs_answer, str) else [str(v) for v in theirs_answer]}
+    if "floor" in best:
+        result["floor_s"] = best["floor"]
+        if theirs:
+            result["floor_ratio"] = best["floor"] / theirs
+        print(f"{'':22} floor    {best['floor']:8.2f}s  floor/trino {result.get('floor_ratio', float('nan')):5.2f}",
+              flush=True)
+    return result
 
 
 if __name__ == "__main__":

@@ -93,6 +93,7 @@ def _rewrite(sql: str, spark, args, run) -> tuple:
     positional = _markers(sql, args, patterns)
     text, shifts = _rename_positional(sql, positional) if positional else (sql, ())
     _ship(spark)
+    _lift_arrow_byte_limit(spark)
     try:
         rewritten, done = rewrite_sql(text, SparkCatalog(spark, named_args(args), run))
     except MatchRecognizeError as e:
@@ -481,6 +482,18 @@ def _global_database(spark) -> str:
 # ---------------------------------------------------------------------------------------------
 
 _shipped = weakref.WeakSet()
+
+ARROW_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
+NO_BYTE_LIMIT = str(2**31 - 1)
+
+
+def _lift_arrow_byte_limit(spark) -> None:
+    """Set the session's Arrow byte limit per batch to Spark's "no limit" (Int.MaxValue) when
+    the user left it unset.  Under any other value Spark sizes the Arrow batch it writes for
+    Python after every row; that check was a quarter of the JVM's time of moving the rows to
+    the UDTF (docs/deploying.md, "Limits").  Batches stay bounded by ``maxRecordsPerBatch``."""
+    if spark.conf.get(ARROW_BYTES, None) is None:
+        spark.conf.set(ARROW_BYTES, NO_BYTE_LIMIT)
 
 
 def _ship(spark) -> None:

@@ -133,6 +133,21 @@ def test_new_session_and_global_temp_view(params):
     params.sql("DROP VIEW global_temp.mr_global")
 
 
+def test_the_arrow_byte_limit_is_lifted_unless_set(params):
+    """A MATCH_RECOGNIZE sets the session's Arrow byte limit per batch to Spark's "no limit" when
+    it is unset (Spark then stops sizing the batch after every row it writes for Python) and
+    keeps a limit the user set; the answer is the same either way."""
+    key = "spark.sql.execution.arrow.maxBytesPerBatch"
+    values = ", ".join(f"('{k}', {t}, {p})" for k, t, p in ROWS)
+    sql = QUERY.format(**{**LITERALS, "source": f"(SELECT * FROM VALUES {values} AS v(k, t, p) WHERE p > 4)"})
+    unset, chosen = params.newSession(), params.newSession()
+    chosen.conf.set(key, "4096")
+    assert unset.conf.get(key, None) is None
+    assert rows(unset, sql) == rows(chosen, sql) == EXPECTED
+    assert unset.conf.get(key) == str(2**31 - 1)
+    assert chosen.conf.get(key) == "4096"
+
+
 def test_enable_everywhere_and_disable(params):
     from pyspark.sql import SparkSession
 

@@ -176,9 +176,9 @@ def block(sequence: tuple, starts, ends, takes, first: int) -> MatchBlock:
 def _run_lengths(mask: np.ndarray) -> np.ndarray:
     """run[p] = how many rows from p on satisfy ``mask`` (one extra entry, 0, for p = n)."""
     n = len(mask)
-    stops = np.flatnonzero(~mask)
-    following = np.append(stops, n)[np.searchsorted(stops, np.arange(n))]
-    return np.append(following - np.arange(n), 0)
+    at = np.arange(n + 1)
+    stop = np.where(np.append(mask, False), n, at)  # p where the run from p stops at once
+    return np.minimum.accumulate(stop[::-1])[::-1] - at
 
 
 def _chain(matched: np.ndarray, open_: np.ndarray, ends: np.ndarray):
