@@ -1,7 +1,7 @@
 """sparkcep against a live Trino 476 on the same rows, query shape by query shape.
 
     python bench/vs_trino.py [--rows 2000000] [--symbols 100] [--growth 2000,4000,8000,16000]
-                          [--shapes vshape_one,...] [--runs 1] [--timeout 900]
+                          [--shapes vshape_one,...] [--runs 1] [--timeout 900] [--conf KEY=VALUE]
 
 Both engines generate the same rows themselves, from the same integer formulas (no data is
 moved between them): ``sym = n % symbols``, ``ts = n div symbols``, a pseudo-random step of +-1
@@ -177,12 +177,16 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=900.0, help="Trino statement limit, seconds")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="Spark session conf (repeatable), e.g. spark.sql.execution.arrow.maxBytesPerBatch=64m")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
     wanted = args.shapes.split(",")
     from server import TrinoServer
 
     spark = Spark(args.cores)
+    for key, value in (kv.split("=", 1) for kv in args.conf):
+        spark.spark.conf.set(key, value)
     results = []
     print(f"load average at start: {os.getloadavg()[0]:.1f}; {args.rows:,} rows, {args.symbols} symbols")
     with TrinoServer(heap="6G", query_memory="4GB") as server:
