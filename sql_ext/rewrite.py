@@ -76,9 +76,10 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     planned = plan(analysis, {f.name: f.type for f in input_fields}, streaming=streaming)
     window = lower.within(analysis, planned, input_fields)
     computed = lower.computed_query(planned, input_text)
+    # (with nothing computed, ``computed`` is the input's query)
     computed_fields = input_fields if not planned.computed else _checked(schema, computed, lambda: _culprit(
         schema, ((f"SELECT {to_spark_sql(e)} FROM {input_text}", planned.origins[name])
-                 for name, e in planned.computed.items()), clause))  # (without any: the input query)
+                 for name, e in planned.computed.items()), clause))
     aggregates = lower.aggregate_query(planned, computed)
     aggregate_fields = () if aggregates is None else _checked(schema, aggregates, lambda: _culprit(
         schema, ((f"SELECT {to_spark_sql(a.sql)} FROM ({computed})", a.sql) for a in planned.atoms if a.sql is not None),

@@ -483,8 +483,8 @@ def _global_database(spark) -> str:
 
 _shipped = weakref.WeakSet()
 
-ARROW_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
-NO_BYTE_LIMIT = str(2**31 - 1)
+_ARROW_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
+_NO_BYTE_LIMIT = str(2**31 - 1)
 
 
 def _lift_arrow_byte_limit(spark) -> None:
@@ -492,8 +492,8 @@ def _lift_arrow_byte_limit(spark) -> None:
     the user left it unset.  Under any other value Spark sizes the Arrow batch it writes for
     Python after every row; that check was a quarter of the JVM's time of moving the rows to
     the UDTF (docs/deploying.md, "Limits").  Batches stay bounded by ``maxRecordsPerBatch``."""
-    if spark.conf.get(ARROW_BYTES, None) is None:
-        spark.conf.set(ARROW_BYTES, NO_BYTE_LIMIT)
+    if spark.conf.get(_ARROW_BYTES, None) is None:
+        spark.conf.set(_ARROW_BYTES, _NO_BYTE_LIMIT)
 
 
 def _ship(spark) -> None:
