@@ -1,4 +1,4 @@
-"""The vectorized ONE ROW PER MATCH emitter agrees with the row-by-row one."""
+"""The vectorized emitters (ONE ROW and ALL ROWS PER MATCH) agree with the row-by-row one."""
 import random
 
 import pytest
@@ -13,7 +13,8 @@ COUNT = dict(args=(), arg_types=(), distinct=False, filter=None, type="bigint")
 ATOMS = [Atom(Nav(None, None, (0,), FIRST, 0, 0), False), Atom(Nav(None, None, (1,), LAST, 0, -1), True),
          Atom(Nav(None, None, None, LAST, 0, 2), False), Atom(Nav(None, None, (0, 2), FIRST, 0, 0), True),
          Atom(Agg("count", (1,), **COUNT), False), Atom(Agg("count", None, **COUNT), True),
-         Atom(Classifier(None), False), Atom(Classifier((0, 1)), True), Atom(MatchNumber(), True)]
+         Atom(Classifier(None), False), Atom(Classifier((0, 1)), True), Atom(MatchNumber(), True),
+         Atom(Nav(None, None, (1,), LAST, 0, 1), False), Atom(Classifier((0, 2)), False)]
 
 
 def random_matches(rng, size, empty=True):
@@ -49,8 +50,8 @@ def test_vectorized_matches_row_by_row(mode):
 
 @pytest.mark.parametrize("mode", [RowsMode.ONE, RowsMode.ALL_SHOW])
 def test_match_blocks_give_their_matches_rows(mode):
-    """Matches of a flat sequence as a ``MatchBlock`` (rows per element; ONE ROW PER MATCH
-    computed from those counts) give what their ``Match`` tuples give row by row."""
+    """Matches of a flat sequence as a ``MatchBlock`` (rows per element; ONE ROW and ALL ROWS
+    PER MATCH computed from those counts) give what their ``Match`` tuples give row by row."""
     import numpy as np
 
     from udtf.match import MatchBlock

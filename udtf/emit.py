@@ -52,10 +52,6 @@ class Arrays(NamedTuple):
     owner: np.ndarray
 
 
-def block_arrays(block: MatchBlock) -> Arrays:
-    return Arrays(block.starts.tolist(), block.numbers.tolist(), block.rows, block.variables, block.owner)
-
-
 class OutputRow(NamedTuple):
     source: int  # partition row that the non-measure columns come from
     atoms: tuple
@@ -108,7 +104,7 @@ class Emitter:
                 plain = []
             if isinstance(item, MatchBlock):
                 parts.append(self._emit_block(item) if self.vectorized and self.one_row
-                             else self._emit_arrays(block_arrays(item)) if self.vectorized
+                             else self._emit_block_rows(item) if self.vectorized
                              else self._emit_plain(item.matches()))
             for more_sources, more_columns, more_flags in parts:
                 sources.append(more_sources)
@@ -219,6 +215,56 @@ class Emitter:
             valid = present & (target >= 0) & (target < size)
             columns.append(pa.array(target, mask=~valid, type=pa.int64()))
         return block.starts, columns, [False] * count
+
+    def _emit_block_rows(self, block: MatchBlock):
+        """ALL ROWS PER MATCH of a flat sequence's matches, from the rows of each element: a
+        value fixed for a (match, element) is repeated over the element's rows, and a row of an
+        element the atom reads is its own RUNNING LAST; as ``_emit_arrays`` computes them."""
+        takes, elements = block.takes, np.asarray(block.elements, dtype=np.int64)
+        count, width = takes.shape
+        per_element = takes.reshape(-1)
+        expand = lambda fixed: np.repeat(fixed.reshape(-1), per_element)  # (match, element) -> row
+        lengths = takes.sum(axis=1)
+        first_row = block.starts[:, None] + np.cumsum(takes, axis=1) - takes
+        last_row = first_row + takes - 1
+        rows = block.rows
+        matches = np.arange(count)
+        size = self.size()
+        columns = []
+        for expr, final in zip(self.atoms, self.finals):
+            if isinstance(expr, MatchNumber):
+                columns.append(np.repeat(block.numbers, lengths).tolist())
+                continue
+            members = np.ones(width, dtype=bool) if expr.vars is None else np.isin(elements, expr.vars)
+            holds = (takes > 0) & members
+            own = expand(np.broadcast_to(members, takes.shape))  # the row is one the atom reads
+            if isinstance(expr, Agg):  # count of rows
+                counted = takes * members
+                if final:
+                    columns.append(np.repeat(counted.sum(axis=1), lengths).tolist())
+                else:
+                    before = np.cumsum(counted, axis=1) - counted
+                    columns.append((expand(before) + np.where(own, rows - expand(first_row) + 1, 0)).tolist())
+                continue
+            first = isinstance(expr, Nav) and expr.mode is NavMode.FIRST
+            if first or final:  # one row of the whole match
+                present = holds.any(axis=1)
+                k = holds.argmax(axis=1) if first else width - 1 - holds[:, ::-1].argmax(axis=1)
+                at = np.where(present, (first_row if first else last_row)[matches, k], -1)
+                pick, element = np.repeat(at, lengths), np.repeat(elements[k], lengths)
+            else:  # the row itself, or the last row of the latest element before it the atom reads
+                latest = np.maximum.accumulate(np.where(holds, np.arange(width), -1), axis=1)
+                pick = np.where(own, rows, expand(np.where(latest >= 0, last_row[matches[:, None], latest], -1)))
+                element = expand(elements[np.maximum(latest, 0)])  # (own: its own element)
+            present = pick >= 0
+            if isinstance(expr, Classifier):
+                names = np.array(self.var_names, dtype=object)
+                columns.append(np.where(present, names[element], None).tolist())
+                continue
+            target = np.where(present, pick + expr.physical, -1)
+            valid = present & (target >= 0) & (target < size)
+            columns.append(pa.array(target, mask=~valid, type=pa.int64()))
+        return rows, columns, [False] * len(rows)
 
     # ---- row by row ----------------------------------------------------------------------
     def _atom(self, expr):
