@@ -237,29 +237,30 @@ class Emitter:
                 continue
             members = np.ones(width, dtype=bool) if expr.vars is None else np.isin(elements, expr.vars)
             holds = (takes > 0) & members
-            own = expand(np.broadcast_to(members, takes.shape))  # the row is one the atom reads
+            own = lambda: expand(np.broadcast_to(members, takes.shape))  # per row: one the atom reads
             if isinstance(expr, Agg):  # count of rows
                 counted = takes * members
                 if final:
                     columns.append(np.repeat(counted.sum(axis=1), lengths).tolist())
                 else:
                     before = np.cumsum(counted, axis=1) - counted
-                    columns.append((expand(before) + np.where(own, rows - expand(first_row) + 1, 0)).tolist())
+                    columns.append((expand(before) + np.where(own(), rows - expand(first_row) + 1, 0)).tolist())
                 continue
             first = isinstance(expr, Nav) and expr.mode is NavMode.FIRST
             if first or final:  # one row of the whole match
                 present = holds.any(axis=1)
                 k = holds.argmax(axis=1) if first else width - 1 - holds[:, ::-1].argmax(axis=1)
                 at = np.where(present, (first_row if first else last_row)[matches, k], -1)
-                pick, element = np.repeat(at, lengths), np.repeat(elements[k], lengths)
+                pick = np.repeat(at, lengths)
+                element = lambda: np.repeat(elements[k], lengths)  # (CLASSIFIER's, when asked)
             else:  # the row itself, or the last row of the latest element before it the atom reads
                 latest = np.maximum.accumulate(np.where(holds, np.arange(width), -1), axis=1)
-                pick = np.where(own, rows, expand(np.where(latest >= 0, last_row[matches[:, None], latest], -1)))
-                element = expand(elements[np.maximum(latest, 0)])  # (own: its own element)
+                pick = np.where(own(), rows, expand(np.where(latest >= 0, last_row[matches[:, None], latest], -1)))
+                element = lambda: expand(elements[np.maximum(latest, 0)])  # (own: its own element)
             present = pick >= 0
             if isinstance(expr, Classifier):
                 names = np.array(self.var_names, dtype=object)
-                columns.append(np.where(present, names[element], None).tolist())
+                columns.append(np.where(present, names[element()], None).tolist())
                 continue
             target = np.where(present, pick + expr.physical, -1)
             valid = present & (target >= 0) & (target < size)

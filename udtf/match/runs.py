@@ -44,8 +44,8 @@ class MatchBlock:
 
     @cached_property
     def rows(self) -> np.ndarray:
-        owner = self.owner  # (a match's rows are consecutive from its start)
-        return self.starts[owner] + np.arange(len(owner)) - np.searchsorted(owner, owner)
+        lengths = self.takes.sum(axis=1)  # (a match's rows are consecutive from its start)
+        return np.arange(lengths.sum()) + np.repeat(self.starts - (np.cumsum(lengths) - lengths), lengths)
 
     def matches(self) -> list:
         bounds = np.searchsorted(self.owner, np.arange(len(self.starts) + 1)).tolist()
