@@ -78,6 +78,7 @@ class Emitter:
         self.table = FactTable(list(needed), values, var_names, ansi, zone)
         self.size = size
         self.var_names = var_names
+        self.names = np.array(var_names, dtype=object)  # (CLASSIFIER's values)
         self.running = [(k, self._atom(a.expr)) for k, a in enumerate(atoms) if not a.final]
         self.final = [(k, self._atom(a.expr)) for k, a in enumerate(atoms) if a.final]
         self.width = len(atoms)
@@ -103,9 +104,7 @@ class Emitter:
                 parts.append(self._emit_plain(plain))
                 plain = []
             if isinstance(item, MatchBlock):
-                parts.append(self._emit_block(item) if self.vectorized and self.one_row
-                             else self._emit_block_rows(item) if self.vectorized
-                             else self._emit_plain(item.matches()))
+                parts.append(self._emit_block(item) if self.vectorized else self._emit_plain(item.matches()))
             for more_sources, more_columns, more_flags in parts:
                 sources.append(more_sources)
                 flags.append(more_flags)
@@ -137,7 +136,6 @@ class Emitter:
         rows, variables, owner = np.append(m.rows, 0), np.append(m.variables, 0), m.owner
         numbers = np.asarray(m.numbers, dtype=np.int64)
         first_of = np.searchsorted(owner, np.arange(count))  # index of each match's first row
-        size = self.size()
         columns = []
         for expr, final in zip(self.atoms, self.finals):
             running = not self.one_row and not final
@@ -173,99 +171,64 @@ class Emitter:
                     pick = pick[owner]
             present = pick >= 0
             if isinstance(expr, Classifier):
-                names = np.array(self.var_names, dtype=object)
-                columns.append(np.where(present, names[variables[np.maximum(pick, 0)]], None).tolist())
+                columns.append(np.where(present, self.names[variables[np.maximum(pick, 0)]], None).tolist())
                 continue
-            target = np.where(present, rows[np.maximum(pick, 0)] + expr.physical, -1)
-            valid = present & (target >= 0) & (target < size)
-            columns.append(pa.array(target, mask=~valid, type=pa.int64()))
+            columns.append(self._row_indexes(present, rows[np.maximum(pick, 0)] + expr.physical))
         return (m.starts if self.one_row else m.rows), columns, [False] * (count if self.one_row else matched)
 
     def _emit_block(self, block: MatchBlock):
-        """ONE ROW PER MATCH of a flat sequence's matches, from the rows of each element (a
-        navigation lands on an element's first or last row; a count adds elements' rows): as
-        ``_emit_arrays`` computes them, without a row per matched row."""
+        """A flat sequence's matches from the rows of each element, as ``_emit_arrays`` computes
+        them: a value fixed for a match or a (match, element) is repeated over its rows (ONE ROW
+        PER MATCH: one per match), and under ALL ROWS a row of an element a RUNNING atom reads is
+        its own LAST."""
         takes, elements = block.takes, np.asarray(block.elements, dtype=np.int64)
         count, width = takes.shape
-        first_row = block.starts[:, None] + np.cumsum(takes, axis=1) - takes  # of each element
-        matches = np.arange(count)
-        size = self.size()
-        columns = []
-        for expr in self.atoms:
-            if isinstance(expr, MatchNumber):
-                columns.append(block.numbers.tolist())
-                continue
-            members = np.ones(width, dtype=bool) if expr.vars is None else np.isin(elements, expr.vars)
-            if isinstance(expr, Agg):  # count of rows
-                columns.append(takes[:, members].sum(axis=1).tolist())
-                continue
-            holds = (takes > 0) & members
-            present = holds.any(axis=1)
-            if isinstance(expr, Nav) and expr.mode is NavMode.FIRST:
-                k = holds.argmax(axis=1)
-                row = first_row[matches, k]
-            else:
-                k = width - 1 - holds[:, ::-1].argmax(axis=1)
-                row = first_row[matches, k] + takes[matches, k] - 1
-            if isinstance(expr, Classifier):
-                names = np.array(self.var_names, dtype=object)
-                columns.append(np.where(present, names[elements[k]], None).tolist())
-                continue
-            target = np.where(present, row + expr.physical, -1)
-            valid = present & (target >= 0) & (target < size)
-            columns.append(pa.array(target, mask=~valid, type=pa.int64()))
-        return block.starts, columns, [False] * count
-
-    def _emit_block_rows(self, block: MatchBlock):
-        """ALL ROWS PER MATCH of a flat sequence's matches, from the rows of each element: a
-        value fixed for a (match, element) is repeated over the element's rows, and a row of an
-        element the atom reads is its own RUNNING LAST; as ``_emit_arrays`` computes them."""
-        takes, elements = block.takes, np.asarray(block.elements, dtype=np.int64)
-        count, width = takes.shape
-        per_element = takes.reshape(-1)
-        expand = lambda fixed: np.repeat(fixed.reshape(-1), per_element)  # (match, element) -> row
         lengths = takes.sum(axis=1)
+        per_match = (lambda fixed: fixed) if self.one_row else (lambda fixed: np.repeat(fixed, lengths))
+        expand = lambda fixed: np.repeat(fixed.reshape(-1), takes.reshape(-1))  # (match, element) -> row
         first_row = block.starts[:, None] + np.cumsum(takes, axis=1) - takes
         last_row = first_row + takes - 1
-        rows = block.rows
+        rows = block.starts if self.one_row else block.rows
         matches = np.arange(count)
-        size = self.size()
         columns = []
         for expr, final in zip(self.atoms, self.finals):
+            running = not self.one_row and not final
             if isinstance(expr, MatchNumber):
-                columns.append(np.repeat(block.numbers, lengths).tolist())
+                columns.append(per_match(block.numbers).tolist())
                 continue
             members = np.ones(width, dtype=bool) if expr.vars is None else np.isin(elements, expr.vars)
             holds = (takes > 0) & members
             own = lambda: expand(np.broadcast_to(members, takes.shape))  # per row: one the atom reads
             if isinstance(expr, Agg):  # count of rows
                 counted = takes * members
-                if final:
-                    columns.append(np.repeat(counted.sum(axis=1), lengths).tolist())
-                else:
+                if running:
                     before = np.cumsum(counted, axis=1) - counted
                     columns.append((expand(before) + np.where(own(), rows - expand(first_row) + 1, 0)).tolist())
+                else:
+                    columns.append(per_match(counted.sum(axis=1)).tolist())
                 continue
             first = isinstance(expr, Nav) and expr.mode is NavMode.FIRST
-            if first or final:  # one row of the whole match
+            if first or not running:  # one row of the whole match
                 present = holds.any(axis=1)
                 k = holds.argmax(axis=1) if first else width - 1 - holds[:, ::-1].argmax(axis=1)
-                at = np.where(present, (first_row if first else last_row)[matches, k], -1)
-                pick = np.repeat(at, lengths)
-                element = lambda: np.repeat(elements[k], lengths)  # (CLASSIFIER's, when asked)
+                pick = per_match(np.where(present, (first_row if first else last_row)[matches, k], -1))
+                element = lambda: per_match(elements[k])  # (CLASSIFIER's, when asked)
             else:  # the row itself, or the last row of the latest element before it the atom reads
                 latest = np.maximum.accumulate(np.where(holds, np.arange(width), -1), axis=1)
                 pick = np.where(own(), rows, expand(np.where(latest >= 0, last_row[matches[:, None], latest], -1)))
                 element = lambda: expand(elements[np.maximum(latest, 0)])  # (own: its own element)
             present = pick >= 0
             if isinstance(expr, Classifier):
-                names = np.array(self.var_names, dtype=object)
-                columns.append(np.where(present, names[element()], None).tolist())
+                columns.append(np.where(present, self.names[element()], None).tolist())
                 continue
-            target = np.where(present, pick + expr.physical, -1)
-            valid = present & (target >= 0) & (target < size)
-            columns.append(pa.array(target, mask=~valid, type=pa.int64()))
+            columns.append(self._row_indexes(present, pick + expr.physical))
         return rows, columns, [False] * len(rows)
+
+    def _row_indexes(self, present: np.ndarray, target: np.ndarray) -> pa.Array:
+        """The int64 column of row indexes ``target``: NULL where no row is ``present`` or the
+        target lies outside the partition."""
+        valid = present & (target >= 0) & (target < self.size())
+        return pa.array(target, mask=~valid, type=pa.int64())
 
     # ---- row by row ----------------------------------------------------------------------
     def _atom(self, expr):
