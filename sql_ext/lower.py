@@ -99,12 +99,13 @@ def aggregate_query(plan: Plan, computed: str) -> str | None:
 
 def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: tuple,
           computed_fields: tuple, aggregate_fields: tuple, computed: str, alias: str, ansi: bool,
-          limits: Limits = Limits(), zone: str = "UTC") -> Lowered:
+          limits: Limits = Limits(), zone: str = "UTC", demand: frozenset | None = None) -> Lowered:
     """``computed``: the text of ``computed_query``; ``alias``: the clause's own alias text;
     ``ansi``: spark.sql.ansi.enabled; ``limits``: the engine's bounds (Spark confs); ``zone``:
-    spark.sql.session.timeZone.  A
-    streaming plan (``plan.streaming``) reads the view ``stream_view(name)`` in place of the
-    UDTF call, and ships the ORDER BY columns too."""
+    spark.sql.session.timeZone; ``demand``: the lower-cased names of the output columns the
+    statement reads (``demand.demanded``), None for all: the others are neither computed nor
+    carried (one is kept when none is read).  A streaming plan (``plan.streaming``) reads the
+    view ``stream_view(name)`` in place of the UDTF call, and ships the ORDER BY columns too."""
     clause = analysis.clause
     partition = [analysis_column(analysis, c) for c in clause.partition_by]
     fields = {f.name: f for f in computed_fields}
@@ -113,15 +114,23 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
     define = tuple(_condition(c, types, ansi, zone, analysis, "DEFINE") for c in plan.define)
     until = tuple(_condition(c, types, ansi, zone, analysis, "UNTIL") for c in plan.until)
     atoms = tuple(Atom(_engine_expr(a.atom.expr, types, ansi, zone), a.atom.final) for a in plan.atoms)
-    one_row = analysis.rows is RowsMode.ONE
-    carry = partition if one_row else [f.name for f in input_fields]
+    columns = _columns(analysis, plan, partition, input_fields)
+    carry = partition if analysis.rows is RowsMode.ONE else [f.name for f in input_fields]
+    kept = range(len(atoms))
+    timeout = analysis.timeout is not None
+    if demand is not None:
+        columns = [c for c in columns if c.name.lower() in demand] or columns[:1]
+        read = {name for c in columns for name in c.reads}
+        carry = [name for name in carry if name in read]
+        kept = [k for k in kept if plan.atom_name(k) in read]
+        timeout = timeout and timeout_column(plan) in read
     output = [fields[name]._replace(name=name) for name in carry]
     outputs = [Output(OutputKind.CARRY, column=name) for name in carry]
-    for k, (measure, atom) in enumerate(zip(plan.atoms, atoms)):
-        expr, name = atom.expr, plan.atom_name(k)
+    for index, k in enumerate(kept):
+        measure, expr, name = plan.atoms[k], atoms[k].expr, plan.atom_name(k)
         if isinstance(expr, Nav):
             output.append(fields[measure.column]._replace(name=name))
-            outputs.append(Output(OutputKind.TAKE, column=measure.column, atom=k))
+            outputs.append(Output(OutputKind.TAKE, column=measure.column, atom=index))
             continue
         if isinstance(expr, MatchNumber):
             field = _LONG
@@ -133,8 +142,8 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
                 raise error(f"{expr.fn.upper()} over match state: Spark types it {field.type}, the engine "
                             f"{expr.type}; this aggregate cannot be evaluated exactly", measure.sql)
         output.append(field._replace(name=name))
-        outputs.append(Output(OutputKind.VALUE, atom=k))
-    if analysis.timeout is not None:
+        outputs.append(Output(OutputKind.VALUE, atom=index))
+    if timeout:
         output.append(_BOOLEAN._replace(name=timeout_column(plan)))
         outputs.append(Output(OutputKind.TIMED_OUT))
     masks = plan.masks
@@ -145,8 +154,8 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         derived=tuple(DerivedMask(m, plan.derived[m]) for m in masks if m in plan.derived),
         values=tuple(Value(name, types[name]) for name in plan.values), order_key=window.key if window else None,
         within=window.length if window else None, lookahead=plan.lookahead,
-        atoms=atoms, output=tuple(outputs), limits=limits, ansi=ansi, timeouts=analysis.timeout is not None,
-        zone=zone)
+        atoms=tuple(atoms[k] for k in kept), output=tuple(outputs), limits=limits, ansi=ansi,
+        timeouts=analysis.timeout is not None, zone=zone)
     output = tuple(output)
     order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
     shipped = _shipped(engine_plan, fields, clause, order, plan.origins)
@@ -156,7 +165,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         source = quote(stream_view(name))
     else:
         source = _call(plan, name, partition, clause, analysis, computed, shipped)
-    text = _replacement(analysis, plan, partition, input_fields, source) + alias
+    text = f"(SELECT {', '.join(c.sql for c in columns)} FROM {source}){alias}"
     return Lowered(name, engine_plan, output, text, source, tuple(shipped))
 
 
@@ -225,20 +234,30 @@ def _call(plan: Plan, name: str, partition: list, clause, analysis: Analysis, co
     return f"{name}(TABLE({argument}))"
 
 
-def _replacement(analysis: Analysis, plan: Plan, partition: list, input_fields: tuple, source: str) -> str:
+class _Column(NamedTuple):
+    name: str  # in the clause's output
+    sql: str  # its select item over the UDTF's output
+    reads: frozenset  # the UDTF's output columns it reads
+
+
+def _columns(analysis: Analysis, plan: Plan, partition: list, input_fields: tuple) -> list:
+    """The clause's output columns, in order: the partition keys, then under ONE ROW PER MATCH
+    the measures; under ALL ROWS the plain ORDER BY columns, the measures, the other input
+    columns."""
     clause = analysis.clause
-    measures = [f"{to_spark_sql(e)} AS {quote(n)}" for n, e in plan.measures]
+    plain = lambda name: _Column(name, quote(name), frozenset([name]))
+    measures = [_Column(n, f"{to_spark_sql(e)} AS {quote(n)}", frozenset(c.name for c in e.find_all(exp.Column)))
+                for n, e in plan.measures]
     if analysis.timeout is not None:
-        measures.append(f"{quote(timeout_column(plan))} AS {quote(analysis.timeout)}")
-    columns = [quote(c) for c in partition]
+        name = timeout_column(plan)
+        measures.append(_Column(analysis.timeout, f"{quote(name)} AS {quote(analysis.timeout)}", frozenset([name])))
+    columns = [plain(c) for c in partition]
     if analysis.rows is RowsMode.ONE:
-        columns += measures
-    else:
-        plain_order = [analysis_column(analysis, o.this) for o in clause.order if isinstance(o.this, exp.Column)]
-        order_columns = [c for c in plain_order if c not in partition]
-        rest = [f.name for f in input_fields if f.name not in partition and f.name not in order_columns]
-        columns += [quote(c) for c in order_columns] + measures + [quote(c) for c in rest]
-    return f"(SELECT {', '.join(columns)} FROM {source})"
+        return columns + measures
+    plain_order = [analysis_column(analysis, o.this) for o in clause.order if isinstance(o.this, exp.Column)]
+    order_columns = [c for c in plain_order if c not in partition]
+    rest = [f.name for f in input_fields if f.name not in partition and f.name not in order_columns]
+    return columns + [plain(c) for c in order_columns] + measures + [plain(c) for c in rest]
 
 
 def _column(node) -> exp.Column:

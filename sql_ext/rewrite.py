@@ -18,6 +18,7 @@ from udtf.errors import MatchRecognizeError
 
 from .analyze import analyze, error
 from .catalog import Catalog
+from .demand import demanded
 from .parse import (Definition, MatchRecognizeClause, Measure, Verbatim, find_match_recognize, parse,
                     statement_spans, to_spark_sql)
 from .plan import plan
@@ -84,8 +85,9 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     aggregate_fields = () if aggregates is None else _checked(schema, aggregates, lambda: _culprit(
         schema, ((f"SELECT {to_spark_sql(a.sql)} FROM ({computed})", a.sql) for a in planned.atoms if a.sql is not None),
         clause))
-    lowered = lower.lower(analysis, planned, window, input_fields, computed_fields, aggregate_fields,
-                          computed, alias, catalog.ansi(), catalog.limits(), catalog.time_zone())
+    lowering = (analysis, planned, window, input_fields, computed_fields, aggregate_fields, computed, alias,
+                catalog.ansi(), catalog.limits(), catalog.time_zone())
+    lowered = lower.lower(*lowering)
     if streaming:
         catalog.register_stream(lowered, analysis, ctes + computed, computed_fields)
     else:
@@ -94,7 +96,13 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     _checked(schema, f"SELECT * FROM {lowered.text}", lambda: _culprit(
         schema, ((f"SELECT {to_spark_sql(e)} FROM {lowered.source}", node)
                  for (_, e), node in zip(planned.measures, measures)), clause))
-    return lowered
+    demand = None if streaming else demanded(clause)
+    if demand is None:
+        return lowered
+    # checked whole (as Spark analyses every column of a subquery), run with what is read
+    pruned = lower.lower(*lowering, demand=demand)
+    catalog.register(pruned.name, pruned.plan, pruned.output)
+    return pruned
 
 
 def _checked(schema, sql: str, culprit):

@@ -192,3 +192,42 @@ def test_prev_comparisons_derived_in_the_udtf(mr_spark, price_type, derived):
     finally:
         mr_spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
     assert got == expected and len(got) > 5
+
+
+# ---- the columns a statement reads: the others are neither computed nor carried (sql_ext.demand)
+ALL_ROWS = """series MATCH_RECOGNIZE (
+          PARTITION BY k ORDER BY t
+          MEASURES FIRST(A.t) AS start, COUNT(*) AS n, SUM(B.p) AS drop_sum, CLASSIFIER() AS cls,
+                   MATCH_NUMBER() AS mno
+          ALL ROWS PER MATCH{unmatched}
+          PATTERN (A B+)
+          DEFINE B AS p < PREV(p)) AS m"""
+
+
+@pytest.mark.parametrize("unmatched", ["", " WITH UNMATCHED ROWS"])
+@pytest.mark.parametrize("columns, tail", [
+    ("n, cls", ""),
+    ("m.p, drop_sum", " WHERE t > 1"),
+    ("k, count(*), max(mno)", " GROUP BY k"),
+    ("count(*)", ""),
+    ("start", " ORDER BY t DESC"),
+])
+def test_reading_some_columns_gives_the_same_rows(series, unmatched, columns, tail):
+    clause = ALL_ROWS.format(unmatched=unmatched)
+    got = rows(series, f"SELECT {columns} FROM {clause}{tail}")
+    series.sql(f"CREATE OR REPLACE TEMP VIEW every_column AS SELECT * FROM {clause}")
+    expected = rows(series, f"SELECT {columns} FROM every_column AS m{tail}")
+    assert sorted(got, key=repr) == sorted(expected, key=repr) and got
+
+
+def test_reading_through_a_derived_table(series):
+    clause = ALL_ROWS.format(unmatched="")
+    sql = f"SELECT count(*) AS c, sum(start) AS s, min(cls) AS e FROM (SELECT *, n + 1 AS n1 FROM {clause} WHERE n > 1) q"
+    assert "drop_sum" in sql and "drop_sum" not in sql_ext.transpile(sql, series)
+    assert rows(series, sql) == [(3, 7, "B")]
+
+
+def test_an_unread_measure_spark_rejects_is_still_an_error(series):
+    sql = f"SELECT count(*) FROM {ALL_ROWS.format(unmatched='').replace('MATCH_NUMBER()', 'MATCH_NUMBER() + array(1)')}"
+    error = analysis_error(series, sql)
+    assert (error.line, error.column) == at(sql, "MATCH_NUMBER() + array(1)")

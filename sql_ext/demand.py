@@ -1,0 +1,81 @@
+"""Which output columns of a MATCH_RECOGNIZE the rest of its statement can read.
+
+A relation's columns are read by the SELECT whose FROM or JOIN holds it: by name, through any
+identifier in that SELECT (its subqueries included), and all at once through a star.  A plain
+``*`` or ``alias.*`` in the SELECT list of a derived table passes the question on to the SELECT
+reading that derived table; every other star, and a SELECT anywhere else (the statement's
+result, a CTE, a set operation, an INSERT, a subquery expression, the input of another
+MATCH_RECOGNIZE), may read every column.  Names are compared case-insensitively and every
+identifier counts, so the answer is a superset of what Spark resolves: dropping the other
+columns never changes a result (Trino prunes pattern recognition's columns the same way).
+"""
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from .parse import MatchRecognizeClause, Verbatim
+
+_PLAIN = re.compile(r"\w+")  # a quoted name beyond this may be a regex (quotedRegexColumnNames)
+
+
+def demanded(clause: MatchRecognizeClause) -> frozenset[str] | None:
+    """The lower-cased names of ``clause``'s output columns its statement can read; None when
+    it can read them all."""
+    return _read(clause)
+
+
+def _read(relation: exp.Expression) -> frozenset[str] | None:
+    holder = relation.parent
+    if isinstance(holder, exp.Join) and holder.this is relation:
+        holder = holder.parent
+    elif isinstance(holder, exp.From):
+        holder = holder.parent
+    else:
+        return None
+    if not isinstance(holder, exp.Select):
+        return None
+    table_alias = relation.args.get("alias")
+    if table_alias is not None and table_alias.columns or relation.args.get("pivots"):
+        return None  # AS m(a, b, ...) names the columns by position; PIVOT groups by the others
+    alias = relation.alias.lower() or None
+    names: set[str] = set()
+    passes_on = False
+    for node in holder.walk(prune=lambda n: n is relation):
+        if node is relation:
+            continue
+        if isinstance(node, (Verbatim, MatchRecognizeClause, exp.Pivot)):
+            return None
+        if isinstance(node, exp.Join) and node.args.get("method"):  # NATURAL: reads the common names
+            return None
+        if isinstance(node, exp.Identifier):
+            if isinstance(node.parent, (exp.Alias, exp.TableAlias)):
+                continue  # names what the SELECT makes, reads nothing
+            if node.quoted and not _PLAIN.fullmatch(node.name):
+                return None
+            names.add(node.name.lower())
+        elif isinstance(node, exp.Var):
+            names.add(node.name.lower())
+        elif _star(node, alias) and _scope(node) is holder:
+            if node.parent is not holder or holder.args.get("distinct") or holder.args.get("group"):
+                return None  # the star's columns are read together (struct(*), DISTINCT *, ...)
+            passes_on = True
+    if passes_on:
+        outer = holder.parent
+        rest = _read(outer) if isinstance(outer, exp.Subquery) else None
+        if rest is None:
+            return None
+        names |= rest
+    return frozenset(names)
+
+
+def _star(node: exp.Expression, alias: str | None) -> bool:
+    """``node`` expands to every column of the relation named ``alias`` (COUNT(*) reads none)."""
+    if isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
+        return alias is None or node.table.lower() == alias
+    return isinstance(node, exp.Star) and not isinstance(node.parent, (exp.Count, exp.Column))
+
+
+def _scope(node: exp.Expression) -> exp.Expression | None:
+    return node.find_ancestor(exp.Select)
