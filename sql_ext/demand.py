@@ -18,6 +18,9 @@ from sqlglot import exp
 from .parse import MatchRecognizeClause, Verbatim
 
 _PLAIN = re.compile(r"\w+")  # a quoted name beyond this may be a regex (quotedRegexColumnNames)
+# keywords Spark reads as a column when there is one of that name (spark.sql.ansi.enforceReservedKeywords off)
+_COLUMN_OR_FUNCTION = {exp.CurrentDate: "current_date", exp.CurrentTimestamp: "current_timestamp",
+                       exp.CurrentUser: "current_user", exp.SessionUser: "session_user"}
 
 
 def demanded(clause: MatchRecognizeClause) -> frozenset[str] | None:
@@ -39,6 +42,11 @@ def _read(relation: exp.Expression) -> frozenset[str] | None:
     table_alias = relation.args.get("alias")
     if table_alias is not None and table_alias.columns or relation.args.get("pivots"):
         return None  # AS m(a, b, ...) names the columns by position; PIVOT groups by the others
+    wrapper = holder.parent
+    while isinstance(wrapper, exp.Subquery) and not wrapper.alias:
+        if any(wrapper.args.get(key) for key in ("order", "sort", "cluster", "distribute")):
+            return None  # (SELECT s FROM m) ORDER BY e: Spark finds e below the SELECT list
+        wrapper = wrapper.parent
     alias = relation.alias.lower() or None
     names: set[str] = set()
     passes_on = False
@@ -49,6 +57,12 @@ def _read(relation: exp.Expression) -> frozenset[str] | None:
             return None
         if isinstance(node, exp.Join) and node.args.get("method"):  # NATURAL: reads the common names
             return None
+        if isinstance(node, exp.Anonymous) and node.name.lower() == "identifier":
+            return None  # IDENTIFIER('e'): a column named by a string
+        if isinstance(node, (exp.Order, exp.Group, exp.Distribute)) and any(map(_positional, node.expressions)):
+            return None  # ORDER BY 2 / ALL (and a pipe's |> ordinals, which sqlglot flattens) count columns
+        if type(node) in _COLUMN_OR_FUNCTION:
+            names.add(_COLUMN_OR_FUNCTION[type(node)])
         if isinstance(node, exp.Identifier):
             if isinstance(node.parent, (exp.Alias, exp.TableAlias)):
                 continue  # names what the SELECT makes, reads nothing
@@ -57,6 +71,8 @@ def _read(relation: exp.Expression) -> frozenset[str] | None:
             names.add(node.name.lower())
         elif isinstance(node, exp.Var):
             names.add(node.name.lower())
+        elif _star(node, alias) and _scope(node) is not holder and isinstance(node, exp.Column):
+            return None  # LATERAL (SELECT m.*): Spark expands the outer relation's columns
         elif _star(node, alias) and _scope(node) is holder:
             if node.parent is not holder or holder.args.get("distinct") or holder.args.get("group"):
                 return None  # the star's columns are read together (struct(*), DISTINCT *, ...)
@@ -79,3 +95,10 @@ def _star(node: exp.Expression, alias: str | None) -> bool:
 
 def _scope(node: exp.Expression) -> exp.Expression | None:
     return node.find_ancestor(exp.Select)
+
+
+def _positional(key: exp.Expression) -> bool:
+    """``key`` of an ORDER / GROUP BY names a column by its position (an integer, or ALL)."""
+    key = key.this if isinstance(key, exp.Ordered) else key
+    return isinstance(key, exp.Literal) and not key.is_string or \
+        isinstance(key, (exp.Column, exp.Var)) and key.name.lower() == "all"

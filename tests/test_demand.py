@@ -31,6 +31,7 @@ def read(sql: str):
     (f"SELECT m.s FROM {MR} WHERE p > 1 ORDER BY ts", {"s", "p", "ts"}),
     (f"SELECT k, count(*) FROM {MR} GROUP BY k HAVING max(e) > 0", {"k", "e"}),
     (f"SELECT count(*) FROM {MR}", set()),
+    (f"SELECT s, current_date FROM {MR}", {"s", "current_date"}),  # a column, when there is one
     (f"SELECT sum(s) AS e2 FROM {MR}", {"s"}),  # an alias reads nothing
     (f"SELECT s FROM {MR} JOIN u ON m.k = u.k2", {"s", "k"}),
     (f"SELECT s FROM {MR} JOIN u USING (p)", {"s", "p"}),
@@ -49,6 +50,13 @@ def read(sql: str):
     (f"SELECT count(*) FROM (SELECT DISTINCT * FROM {MR}) q", ALL),
     (f"SELECT a FROM (SELECT * FROM {MR}) AS q(a, b, c, d, e, f, g)", ALL),
     (f"SELECT x FROM (SELECT * FROM {MR}) PIVOT (sum(s) FOR k IN ('a', 'b'))", ALL),
+    (f"(SELECT s FROM {MR}) ORDER BY e", ALL),  # Spark finds e below the SELECT list
+    (f"SELECT * FROM ((SELECT s FROM {MR}) ORDER BY e LIMIT 3) q", ALL),
+    (f"SELECT s FROM (SELECT * FROM {MR} ORDER BY 2 LIMIT 5) q", ALL),  # positions
+    (f"SELECT s FROM (SELECT * FROM {MR} ORDER BY ALL LIMIT 5) q", ALL),
+    (f"FROM {MR} |> AGGREGATE count(*) GROUP BY 2", ALL),  # a pipe's ordinal counts its input's columns
+    (f"SELECT s, l.* FROM {MR}, LATERAL (SELECT m.*) l", ALL),  # the outer m's columns
+    (f"SELECT IDENTIFIER('e') FROM {MR}", ALL),
     (f"WITH c AS (SELECT * FROM {MR}) SELECT s FROM c", ALL),
     (f"SELECT s FROM (SELECT * FROM {MR} UNION ALL SELECT * FROM {MR.replace('AS m', 'AS n')}) q", ALL),
     (f"INSERT INTO out SELECT * FROM {MR}", ALL),

@@ -231,3 +231,9 @@ def test_an_unread_measure_spark_rejects_is_still_an_error(series):
     sql = f"SELECT count(*) FROM {ALL_ROWS.format(unmatched='').replace('MATCH_NUMBER()', 'MATCH_NUMBER() + array(1)')}"
     error = analysis_error(series, sql)
     assert (error.line, error.column) == at(sql, "MATCH_NUMBER() + array(1)")
+
+
+def test_an_order_by_outside_the_parentheses_reads_below_the_select_list(series):
+    clause = ALL_ROWS.format(unmatched="")
+    assert rows(series, f"(SELECT start FROM {clause}) ORDER BY n DESC, t LIMIT 2") == [(1,), (1,)]
+    assert rows(series, f"SELECT s FROM (SELECT start AS s, * FROM {clause} ORDER BY 3 LIMIT 1) q") == [(1,)]
