@@ -5,7 +5,8 @@ identifier in that SELECT (its subqueries included), and all at once through a s
 ``*`` or ``alias.*`` in the SELECT list of a derived table passes the question on to the SELECT
 reading that derived table; every other star, and a SELECT anywhere else (the statement's
 result, a CTE, a set operation, an INSERT, a subquery expression, the input of another
-MATCH_RECOGNIZE), may read every column.  Names are compared case-insensitively and every
+MATCH_RECOGNIZE), may read every column, as may a SELECT naming columns by position (ORDER BY
+2, ALL) or by a string (IDENTIFIER).  Names are compared case-insensitively and every
 identifier counts, so the answer is a superset of what Spark resolves: dropping the other
 columns never changes a result (Trino prunes pattern recognition's columns the same way).
 """
@@ -23,13 +24,9 @@ _COLUMN_OR_FUNCTION = {exp.CurrentDate: "current_date", exp.CurrentTimestamp: "c
                        exp.CurrentUser: "current_user", exp.SessionUser: "session_user"}
 
 
-def demanded(clause: MatchRecognizeClause) -> frozenset[str] | None:
-    """The lower-cased names of ``clause``'s output columns its statement can read; None when
-    it can read them all."""
-    return _read(clause)
-
-
-def _read(relation: exp.Expression) -> frozenset[str] | None:
+def demanded(relation: exp.Expression) -> frozenset[str] | None:
+    """The lower-cased names of the output columns of ``relation`` (a MatchRecognizeClause, or
+    a derived table holding one) its statement can read; None when it can read them all."""
     holder = relation.parent
     if isinstance(holder, exp.Join) and holder.this is relation:
         holder = holder.parent
@@ -71,15 +68,17 @@ def _read(relation: exp.Expression) -> frozenset[str] | None:
             names.add(node.name.lower())
         elif isinstance(node, exp.Var):
             names.add(node.name.lower())
-        elif _star(node, alias) and _scope(node) is not holder and isinstance(node, exp.Column):
-            return None  # LATERAL (SELECT m.*): Spark expands the outer relation's columns
-        elif _star(node, alias) and _scope(node) is holder:
-            if node.parent is not holder or holder.args.get("distinct") or holder.args.get("group"):
+        elif _star(node, alias):
+            if _scope(node) is not holder:  # a subquery's own *, or LATERAL (SELECT m.*): the outer m's
+                if isinstance(node, exp.Column):
+                    return None
+            elif node.parent is not holder or holder.args.get("distinct") or holder.args.get("group"):
                 return None  # the star's columns are read together (struct(*), DISTINCT *, ...)
-            passes_on = True
+            else:
+                passes_on = True
     if passes_on:
         outer = holder.parent
-        rest = _read(outer) if isinstance(outer, exp.Subquery) else None
+        rest = demanded(outer) if isinstance(outer, exp.Subquery) else None
         if rest is None:
             return None
         names |= rest
