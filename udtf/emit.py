@@ -183,8 +183,7 @@ class Emitter:
         its own LAST."""
         takes, elements = block.takes, np.asarray(block.elements, dtype=np.int64)
         count, width = takes.shape
-        lengths = takes.sum(axis=1)
-        per_match = (lambda fixed: fixed) if self.one_row else (lambda fixed: np.repeat(fixed, lengths))
+        per_match = (lambda fixed: fixed) if self.one_row else (lambda fixed: np.repeat(fixed, block.lengths))
         expand = lambda fixed: np.repeat(fixed.reshape(-1), takes.reshape(-1))  # (match, element) -> row
         first_row = block.starts[:, None] + np.cumsum(takes, axis=1) - takes
         last_row = first_row + takes - 1

@@ -24,8 +24,8 @@ from ..rows import Match, Rows
 class MatchBlock:
     """Matches of a flat sequence as arrays, in match order, numbered from ``first``:
     ``starts`` / ``ends`` per match, ``takes[m, k]`` = rows of element k (variable
-    ``elements[k]``) in match m, consecutive from its start; ``rows`` / ``variables`` /
-    ``owner`` (index of its match) per matched row, derived when read."""
+    ``elements[k]``) in match m, consecutive from its start; ``lengths`` (rows per match), and
+    ``rows`` / ``variables`` / ``owner`` (index of its match) per matched row, derived when read."""
 
     def __init__(self, elements: tuple, starts, ends, takes, first: int = 1):
         self.elements, self.starts, self.ends, self.takes = elements, starts, ends, takes
@@ -35,8 +35,12 @@ class MatchBlock:
         return len(self.starts)
 
     @cached_property
+    def lengths(self) -> np.ndarray:
+        return self.takes.sum(axis=1)
+
+    @cached_property
     def owner(self) -> np.ndarray:
-        return np.repeat(np.arange(len(self.starts)), self.takes.sum(axis=1))
+        return np.repeat(np.arange(len(self.starts)), self.lengths)
 
     @cached_property
     def variables(self) -> np.ndarray:
@@ -44,7 +48,7 @@ class MatchBlock:
 
     @cached_property
     def rows(self) -> np.ndarray:
-        lengths = self.takes.sum(axis=1)  # (a match's rows are consecutive from its start)
+        lengths = self.lengths  # (a match's rows are consecutive from its start)
         return np.arange(lengths.sum()) + np.repeat(self.starts - (np.cumsum(lengths) - lengths), lengths)
 
     def matches(self) -> list:
