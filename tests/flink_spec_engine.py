@@ -5,8 +5,8 @@ Translation (docs/flinkcep.md's mapping): ``next``/``followedBy``/``followedByAn
 / ``->`` / ``->>``; ``notNext n`` -> ``~N``, ``notFollowedBy n`` -> ``-> ~N`` (the junction after
 it is the next element's); ``oneOrMore``/``times``/``timesOrMore`` -> ``+``/``{n}``/``{n,m}``/
 ``{n,}`` with the inner contiguity ``consecutive`` -> none, default (relaxed) -> ``->``,
-``allowCombinations`` -> ``->>``; ``optional`` -> minimum 0 (only where Flink's "0 or n..m"
-is one interval: n <= 1); ``greedy`` -> possessive; ``until`` -> ``DEFINE v ... UNTIL`` (an
+``allowCombinations`` -> ``->>``; ``optional`` -> minimum 0, or for Flink's "0 or n..m" with
+n > 1 the loop in an optional group ``(B->{n,m})?``; ``greedy`` -> possessive; ``until`` -> ``DEFINE v ... UNTIL`` (an
 element) or ``(...)+ UNTIL Sk`` (a group); ``within_ms`` -> WITHIN over ``ts``; conditions
 ``name_eq``/``cmp`` -> row masks, ``sum_price_le`` -> ``SUM(v.price) <= n`` (match state).
 Names are upper-cased (``p1`` -> ``P1``).  What has no translation raises NotImplementedError.
@@ -81,9 +81,9 @@ class _Builder:
             lo, hi = q["times"]
         else:
             lo = hi = q["times"]
+        if optional and lo > 1:  # "0 or n..m times": the loop inside an optional group
+            return "(" + self.quant({**el, "optional": False}, text) + ")?"
         if optional:
-            if lo > 1:
-                raise NotImplementedError("optional() with a minimum > 1 (0 or n..m)")
             lo = 0
         if (lo, hi) == (1, 1):
             qt = ""

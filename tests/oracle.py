@@ -51,12 +51,17 @@ which for these patterns is the depth-first order below:
   loop do not;
 * group iterations are strictly contiguous (the paper's grammar; ``(X)->{n,m}`` /
   ``(X)->>{n,m}`` get the same gap rule as a relaxed/any loop: our extension);
-* a run is the sequence of automaton states it is in after each row it takes (Appendix A):
-  a take's state is its variable occurrence with the iteration counters of the enclosing
-  loops, an unbounded loop counting up to max(n, 1) (its states are Q x [n]; from the last
-  one it goes back to its own start).  Derivations with the same takes into the same states
-  are one run: e.g. ``((B{0,3}){0,})`` reads a B row once, not once more after an empty
-  iteration, while ``(B{0,3}){1,3}`` reads it in iteration 1, 2 or 3 -- three runs;
+* a run is its sequence of transitions, the epsilon moves between two rows going through
+  the epsilon closure, each state once (Algorithm 2, ``EPSCLS``; docs/flinkcep.md, "How many
+  times NO SKIP reports a match"): a take is the transition of Appendix A that reads it,
+  q_(k-1) -> q_k of its loop (an unbounded loop's states are q_0 .. q_max(n,1), the last one
+  looping; a minimum-0 loop is the minimum-1 loop made optional), inside the iteration
+  counters of the enclosing groups (``(X){n,}``: Q_X x [max(n, 1)], the last copy going back
+  to its own start).  Derivations with the same transitions are one run: e.g.
+  ``((B{0,3}){0,})`` reads a B row once, not once more after an empty iteration, while
+  ``(B{0,3}){1,3}`` reads it in iteration 1, 2 or 3 -- three runs, and ``(B+)+`` reads a
+  second B row by B's loop or, after the group loops back, by B's first take -- two runs;
+  tests/paper_dst.py builds the DST itself and enumerates its runs;
 * negation (our syntax, not in the paper): in ``X j1 ~N j2 Y`` the junction into Y is j2;
   with j1 strict (notNext) the row right after X must not satisfy N, with j1 ``->``
   (notFollowedBy) none of the rows ignored in front of Y may satisfy N (the row Y takes may).
@@ -437,8 +442,10 @@ class _Flink:
         skipped (minimum 0).  Inner contiguity governs the rows between iterations."""
         var, stops = node.body.name, stops + self.until_of(node)
 
-        def reached(done):  # the paper's q_i after ``done`` takes (q_n loops when unbounded)
-            return (id(node), path + (done if node.max is not None else min(done, node.min),))
+        top = node.max if node.max is not None else max(node.min, 1)
+
+        def reached(done):  # the transition q_(done-1) -> q_done (q_top loops when unbounded)
+            return (id(node), path, min(done - 1, top), min(done, top))
 
         def state(done, p, m, gap):
             # gap: rows were ignored since the last take (the paper's q'_i): no exit

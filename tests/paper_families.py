@@ -30,9 +30,6 @@ from engine_support import agg, call, col, lit, nav
 
 # the paper's fixed stream e(id, name, price)
 STREAM = [(1, 1, 0), (2, 2, 5), (3, 1, 0), (4, 2, 2), (5, 1, 0), (6, 3, 2), (7, 1, 0), (8, 2, 5), (9, 1, 8)]
-N = len(STREAM)
-NAMES = [e[1] for e in STREAM]
-PRICES = [e[2] for e in STREAM]
 
 A_NAME = 1      # spat: A AS name = 1
 P_NAME = 2      # simple lpat condition: P AS name = 2
@@ -136,31 +133,33 @@ class Query:
         return (["A"] if self.theta is not None else []) + ["P"] + (["S"] if self.uses_s else [])
 
     # ---- conditions for the oracle and the engine -----------------------------------------
-    def oracle_conditions(self):
+    def oracle_conditions(self, stream=STREAM):
         import oracle
 
-        define = {"A": lambda row, mapped: NAMES[row] == A_NAME,
-                  "S": lambda row, mapped: NAMES[row] == UNTIL_NAME}
+        names, prices = [e[1] for e in stream], [e[2] for e in stream]
+        define = {"A": lambda row, mapped: names[row] == A_NAME,
+                  "S": lambda row, mapped: names[row] == UNTIL_NAME}
         if self.cond == "name":
-            define["P"] = lambda row, mapped: NAMES[row] == P_NAME
+            define["P"] = lambda row, mapped: names[row] == P_NAME
         else:
-            define["P"] = lambda row, mapped: sum(PRICES[r] for r, v, _ in mapped if v == "P") <= P_SUM
-        until = {"P": lambda row: NAMES[row] == UNTIL_NAME} if self.p_until else {}
+            define["P"] = lambda row, mapped: sum(prices[r] for r, v, _ in mapped if v == "P") <= P_SUM
+        until = {"P": lambda row: names[row] == UNTIL_NAME} if self.p_until else {}
         return oracle.Conditions(define, until)
 
-    def engine_args(self) -> dict:
+    def engine_args(self, stream=STREAM) -> dict:
+        names, prices = [e[1] for e in stream], [e[2] for e in stream]
         masks = {}
         if self.theta is not None:
-            masks["A"] = [n == A_NAME for n in NAMES]
+            masks["A"] = [n == A_NAME for n in names]
         state = {}
         if self.cond == "name":
-            masks["P"] = [n == P_NAME for n in NAMES]
+            masks["P"] = [n == P_NAME for n in names]
         else:
             state["P"] = call("<=", agg("sum", ("P",), "price"), lit(P_SUM))
         if self.uses_s:
-            masks["S"] = [n == UNTIL_NAME for n in NAMES]
-        until = {"P": [n == UNTIL_NAME for n in NAMES]} if self.p_until else {}
-        return dict(masks=masks, state=state, until=until, columns={"price": list(PRICES)})
+            masks["S"] = [n == UNTIL_NAME for n in names]
+        until = {"P": [n == UNTIL_NAME for n in names]} if self.p_until else {}
+        return dict(masks=masks, state=state, until=until, columns={"price": prices})
 
     # ---- SQL -------------------------------------------------------------------------------
     def sql(self, qid: int, table: str = "paper_events") -> str:
@@ -278,17 +277,20 @@ def all_queries() -> list[Query]:
 
 # ---- running the oracle and the engine ------------------------------------------------------
 
-def oracle_result(q: Query):
-    """tests/oracle.flinkcep's result, or raises NotImplementedError."""
-    import oracle
+def oracle_result(q: Query, stream=STREAM, skip=None, skip_to=()):
+    """The result of tests/paper_dst.py (the DST of Appendix A, its runs enumerated) on
+    ``stream``, under the query's skip strategy or ``skip`` (with ``skip_to``)."""
+    import paper_dst
 
-    return oracle.flinkcep(q.pattern(), N, q.oracle_conditions(), skip=q.skip)
+    return paper_dst.flinkcep(q.pattern(), len(stream), q.oracle_conditions(stream), skip=skip or q.skip,
+                              skip_to=skip_to)
 
 
-def engine_result(q: Query):
+def engine_result(q: Query, stream=STREAM, skip=None, skip_to=()):
     from test_engine import engine_result as run
 
-    return run(q.pattern(), N, mode="flinkcep", skip=q.skip, **q.engine_args())
+    return run(q.pattern(), len(stream), mode="flinkcep", skip=skip or q.skip, skip_to=skip_to,
+               **q.engine_args(stream))
 
 
 def as_matches(result) -> list[tuple]:

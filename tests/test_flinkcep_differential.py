@@ -170,6 +170,9 @@ def flink_results():
     for name, (sp, _, _) in KNOWN.items():
         keys.append(("known", name))
         specs.append(sp)
+    for name, sp in optional_times_specs():
+        keys.append(("optional", name))
+        specs.append(sp)
     keys.append(("known", "trailing_notFollowedBy_within"))
     specs.append(NOT_FOLLOWED_BY_WITHIN)
     for name, sp in trailing_not_followed_by_specs():
@@ -230,6 +233,35 @@ def test_paper_families_agree_with_flink(flink_results):
     print(f"NOGP+SLGP on real Flink: {len(queries)} queries, {dict(counts)}")
     assert not failures, f"{len(failures)} differ:\n" + "\n".join(failures[:10])
     assert counts["same"] + counts["same-with-held"] == len(queries)  # no Flink error, nothing over budget
+
+
+def optional_times_specs() -> list:
+    """``a, b.times(2, 3) / times(2) / timesOrMore(2) .optional(), followedBy c`` ("0 or n..m
+    times", SQL ``(B->{2,3})?``), every junction into b, inner contiguity and skip strategy but
+    TO FIRST/LAST, two seeded random streams each."""
+    import itertools
+    import random
+
+    rng, out = random.Random(5), []
+    for junction, inner, quant, skip, k in itertools.product(
+            ("next", "followedBy", "followedByAny"), ("consecutive", "relaxed", "allowCombinations"),
+            ({"times": [2, 3]}, {"times": 2}, {"timesOrMore": 2}),
+            ("NO_SKIP", "SKIP_TO_NEXT", "SKIP_PAST_LAST_EVENT"), range(2)):
+        b = elem("b", {"name_eq": 2}, junction=junction, quant=quant, inner=inner, optional=True)
+        sp = spec([elem("a", {"name_eq": 1}), b, elem("c", {"name_eq": 3}, junction="followedBy")],
+                  events(*[rng.choice((1, 2, 2, 3, 4)) for _ in range(8)]))
+        sp["skip"] = skip
+        out.append((f"{junction}:{inner}:{quant}:{skip}:{k}", sp))
+    return out
+
+
+def test_optional_times_agree_with_flink(flink_results):
+    """Flink's "0 or n..m times" is the loop inside an optional group, ``(B->{n,m})?``."""
+    pairs = optional_times_specs()
+    assert fse.translate(pairs[0][1])["pattern"] == "A (B{2,3})? -> C"
+    counts, failures = _check_all(pairs, flink_results, "optional")
+    assert not failures, f"{len(failures)} differ:\n" + "\n".join(failures[:10])
+    assert counts["same"] + counts["same-with-held"] == len(pairs) == 162
 
 
 def test_paper_families_with_within_agree_with_flink(flink_results):

@@ -1,23 +1,24 @@
-"""The paper's four FlinkCEP query families (Fu & Wu, Section 8.2) on its fixed stream.
+"""The paper's four FlinkCEP query families (Fu & Wu, Section 8.2) against the paper's DST.
+
+The reference is tests/paper_dst.py: the DST of Appendix A built state by state and its runs
+enumerated as transition sequences (docs/flinkcep.md, "How many times NO SKIP reports a
+match"), independent of the engine's automaton and of tests/oracle.py.
 
 (a) Every generated query of NOGP ``spat θ lpat`` (378), SLGP ``(spat θ lpat) quan`` (3024),
 LGP ``(lpat) quan`` (1008) and SLGGP ``((spat θ lpat) q1) q2`` (9072) runs through the
-pure-Python engine and is compared, match by match and in report order, with the brute-force
-oracle ``tests/oracle.flinkcep``; a query whose lpat has an until runs twice, with the until
-written in DEFINE (``DEFINE P AS ... UNTIL name = 3``) and on the pattern (``P->+ UNTIL S``).
-
-Groups with minimum 0 and group bodies that match the empty sequence, which the paper's
-grammar allows but Flink mishandles (it loops forever on ``(P{0,3}){1,3}``, see
-tests/flink/README.md), follow Appendix A's states: an unbounded group counts iterations up to
-max(n, 1), and a run is the states it is in after each row (see ``tests/oracle.py``).
-
-Counts (queries / runs incl. the pattern-until variants): see ``EXPECTED``; every run agrees.
-Runtime ~30-60 s on a loaded 2-core machine (SLGGP is most of it).
+pure-Python engine on the paper's stream and is compared, match by match and in report order,
+with the DST's runs; a query whose lpat has an until runs twice, with the until written in
+DEFINE (``DEFINE P AS ... UNTIL name = 3``) and on the pattern (``P->+ UNTIL S``).  Counts
+(queries / runs incl. the pattern-until variants): see ``EXPECTED``; every run agrees.
 
 (b) A deterministic sample of those queries, written as real SQL (``SEMANTICS FLINKCEP``,
 ``AFTER MATCH NO SKIP`` ..., ``P->{0,3}``, ``(A -> P->+){1,3}``, ``UNTIL``), runs through
-``spark.sql`` -- many MATCH_RECOGNIZE subqueries per statement, UNION ALL'ed and tagged with a
-query id -- and is compared with the oracle.
+``spark.sql`` -- many MATCH_RECOGNIZE subqueries per statement, UNION ALL-ed and tagged by a
+query id -- and is compared with the DST.
+
+(c) Nested loops with minimum 0 at the inner or outer level (LGP, SLGGP), each under every
+skip strategy (NO SKIP, TO NEXT ROW, PAST LAST ROW, TO FIRST / TO LAST P, TO FIRST A) on a
+random stream of its own: 2,640 cases.
 """
 from __future__ import annotations
 
@@ -144,3 +145,55 @@ def test_sql_sample_matches_oracle(paper_spark):
             if rows != exp:
                 failures.append(f"{q.id}\n{q.sql(lo + k)}\n  oracle: {exp}\n  spark:  {rows}")
     assert not failures, f"{len(failures)} of {len(sample)} differ:\n" + "\n".join(failures[:5])
+
+
+# ---------------------------------------------------------------------------------------------
+# (c) nested loops with minimum 0 at either level, every skip strategy, random streams
+# ---------------------------------------------------------------------------------------------
+
+RANDOM_SEED = 31
+RANDOM_ROWS = 7
+RANDOM_SAMPLE = {"LGP": 240, "SLGGP": 240}  # base queries (NO SKIP form) per family
+SKIP_STRATEGIES = (("NO SKIP", ()), ("TO NEXT ROW", ()), ("PAST LAST ROW", ()),
+                   ("TO FIRST", ("P",)), ("TO LAST", ("P",)), ("TO FIRST", ("A",)))
+
+
+def nested_min0(q: pf.Query) -> bool:
+    """A loop inside a group loop, with minimum 0 at one level at least."""
+    loops = [g for g in (q.lq, q.g1, q.g2) if g is not None]
+    return q.g1 is not None and any(g[0] == 0 for g in loops)
+
+
+def random_stream(rng) -> list:
+    """e(id, name, price) rows: names 1 (A), 2 (P), 3 (the until), prices 0..4."""
+    return [(i, rng.choices((1, 2, 3), (4, 5, 1))[0], rng.randint(0, 4)) for i in range(1, RANDOM_ROWS + 1)]
+
+
+def random_cases() -> list:
+    """[(query, stream, skip, skip_to)]: a seeded sample of the nested minimum-0 queries of
+    LGP and SLGGP, each under every skip strategy on a random stream of its own."""
+    rng = random.Random(RANDOM_SEED)
+    cases = []
+    for family, k in RANDOM_SAMPLE.items():
+        pool = [q for q in runs_of(pf.family(family)) if q.skip == "NO SKIP" and nested_min0(q)]
+        for q in rng.sample(pool, k):
+            for skip, skip_to in SKIP_STRATEGIES:
+                if "A" in skip_to and q.theta is None:
+                    continue
+                cases.append((q, random_stream(rng), skip, skip_to))
+    return cases
+
+
+def test_nested_min0_loops_on_random_streams_match_the_dst():
+    cases = random_cases()
+    failures = []
+    for q, stream, skip, skip_to in cases:
+        exp = pf.oracle_result(q, stream, skip, skip_to)
+        got = pf.engine_result(q, stream, skip, skip_to)
+        if got != exp:
+            failures.append(f"{show(q, exp, got)}\n  {skip} {skip_to} on {stream}")
+    print(f"random streams: {len(cases)} cases")
+    assert not failures, f"{len(failures)} of {len(cases)} differ:\n" + "\n".join(failures[:5])
+    assert len(cases) == 2640
+    assert {q.family for q, *_ in cases} == {"LGP", "SLGGP"}
+    assert {(q.lq[0], q.g1[0]) for q, *_ in cases} >= {(0, 0), (0, 1), (1, 0)}

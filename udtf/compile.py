@@ -181,22 +181,25 @@ class _Builder:
             return loop
 
         if node.max is None:
-            # iterations from the ``shared``-th on run through one copy of the body, as the
-            # paper's (q, n) states do: an iteration that reads no row leads back to the states
-            # the run is already in, never to a second run over the same rows
-            shared = max(node.min, 1)
+            # Appendix A: an individual pattern's first max(n, 1) takes are transitions of
+            # their own (q_0 -> q_1 ... -> q_n) and later ones its loop (q_n -> q_n); a group's
+            # iterations from the max(n, 1)-th on run through one copy of its body (Q_X x [n]),
+            # so an iteration that reads no row leads back to states the run is already in.
+            # Minimum 0 is the minimum-1 loop made optional.
+            shared = max(node.min, 1) + isinstance(node.body, Var)
             loop = self.new(State(Kind.SPLIT))
             if node.inner == STRICT or shared > 1:
                 body = iteration(shared, loop)  # entered as every later iteration is
                 choice(body, cont, loop)
-                first = loop if node.min == 0 else body
+                first = loop if shared - 1 >= node.min else body
             else:  # the first iteration is entered without the gap later ones may skip; after
                 # its entry it runs through the same states as they do
                 body = iteration(1, loop)
                 choice(self._enter(node.body, node.inner, loop, inner, start=body), cont, loop)
-                first = choice(body, cont, again=loop) if node.min == 0 else body
+                return choice(body, cont, again=loop) if node.min == 0 else body
             for k in range(shared - 1, 0, -1):
-                first = iteration(k, first)
+                taken = iteration(k, first)
+                first = choice(taken, cont, again=first) if k - 1 >= node.min else taken
             return first
         nxt = cont
         for k in range(node.max, node.min, -1):

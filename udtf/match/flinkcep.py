@@ -2,7 +2,10 @@
 
 Runs from every start advance together, ordered by start then priority; after each row the
 accepting runs are reported in that order and the skip strategy prunes the run list.  Empty
-matches are never reported and equivalent runs are all kept (each is a distinct match).
+matches are never reported.  A run is its sequence of transitions, the epsilon moves between
+two rows going through the precomputed closure (each state once, as ``EPSCLS``): every move of
+every closure state is a run of its own, so a match that several runs produce is reported
+once per run (docs/flinkcep.md, "How many times NO SKIP reports a match").
 """
 from __future__ import annotations
 
@@ -57,7 +60,7 @@ class FlinkMatcher(Matcher):
         """Read rows ``first`` to ``limit`` - 1 (of classes ``classes``)."""
         machine, options = self.machine, self.options
         timeouts = options.timeouts
-        by_class, plans_for, forks = machine.plans, machine.plans_for, machine.forks
+        by_class, plans_for = machine.plans, machine.plans_for
         order, window = self.rows.order, options.within
         live_runs, match_rows = options.limits.live_runs, options.limits.match_rows
         fresh = [s for s in machine.closure[False][machine.start_state] if s != ACCEPT]
@@ -96,7 +99,6 @@ class FlinkMatcher(Matcher):
                         threads.append((row, s, initial, None))
             nxt: list = []
             accepts: list = []  # (False, index, 0, start, end, chain), see ``_release``
-            seen = set() if forks else None
             if threads and row - threads[0][0] >= match_rows:  # in run order: the first is the oldest
                 self.check_span(threads[0][0], row)
             for thread in threads:
@@ -123,13 +125,6 @@ class FlinkMatcher(Matcher):
                         new_facts = memo[var]
                     else:
                         new_facts = fold(facts, row)
-                    if forks:
-                        # one run reading a row into the same state twice (through two of its
-                        # epsilon paths) stays one run: a run is the states it is in after each row
-                        key = (start, target, new_facts, var, excluded, id(chain))
-                        if key in seen:
-                            continue
-                        seen.add(key)
                     new_chain = (row, var, excluded, chain)
                     for s in closure:
                         if s != ACCEPT:

@@ -53,14 +53,6 @@ class Machine:
         self.class_masks = list(names)[:CLASS_MASKS]
         self.plans: dict = {}  # row class -> the plan of each state (``plans_for``)
         self.dead_pairs: dict = {}  # (class, class) -> ``dead``
-        # can two moves of one row give the same run twice (see ``plan``)?  Not when every
-        # closure holds one waiting or consuming state, no state waits, and no state has two
-        # ignoring transitions or two transitions storing into one target alike
-        self.forks = self.waiting or any(
-            sum(s != ACCEPT for s in closure) > 1 for table in self.closure for closure in table) or any(
-            sum(t.var < 0 for t in state.transitions) > 1 or
-            len({(t.var, t.excluded, t.target) for t in state.transitions}) < len(state.transitions)
-            for state in program.states)
 
     def classes(self, lo: int, hi: int) -> list:
         """The class of rows ``lo`` to ``hi`` - 1: bit i = mask ``class_masks[i]`` (vectorized)."""
