@@ -40,6 +40,7 @@ class Analysis:
     rows: RowsMode
     input_columns: tuple = ()  # exact names, in order
     timeout: str | None = None  # WITH TIMEOUT ROWS: the name of the BOOLEAN column saying so
+    distinct: bool = False  # SEMANTICS FLINKCEP DISTINCT: each distinct match once
 
     def variable_set(self, name: str):
         """Variable indexes named by a primary or union variable, or None if unknown."""
@@ -78,13 +79,16 @@ def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
         subsets[name] = sorted(set(members))
 
     semantics = Semantics.FLINKCEP if clause.semantics == "FLINKCEP" else Semantics.STANDARD
+    if clause.distinct is not None and semantics is Semantics.STANDARD:
+        raise error("SEMANTICS STANDARD DISTINCT: DISTINCT applies to SEMANTICS FLINKCEP (standard semantics "
+                    "report each match once)", clause.distinct)
     skip = _skip(clause, var_names, subsets)
     if skip.mode is SkipMode.NO_SKIP and semantics is Semantics.STANDARD:
         raise error("AFTER MATCH NO SKIP requires SEMANTICS FLINKCEP (standard semantics report one "
                     "match per start row; use AFTER MATCH SKIP TO NEXT ROW)", clause.skip or clause)
 
     analysis = Analysis(clause, pattern, var_names, subsets, definitions, semantics, skip,
-                        RowsMode(clause.rows), tuple(input_columns), _timeout(clause))
+                        RowsMode(clause.rows), tuple(input_columns), _timeout(clause), clause.distinct is not None)
     for column in clause.partition_by:
         if not isinstance(column, exp.Column) or column.table:
             raise error("PARTITION BY: only column names of the input are supported", column)
@@ -130,7 +134,7 @@ def _skip(clause: MatchRecognizeClause, var_names: list, subsets: dict) -> Skip:
         if name not in var_names:
             raise error(f"AFTER MATCH SKIP {kind}: {name} is not a pattern variable or subset", target)
         members = [var_names.index(name)]
-    return Skip(mode, tuple(members), name, position(target) or (None, None))
+    return Skip(mode, tuple(members), name, position(target) or (None, None), clause.skip_error_on_miss)
 
 
 def analysis_column(analysis: Analysis, column: exp.Column) -> str:

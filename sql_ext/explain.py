@@ -57,9 +57,10 @@ def edges(program: Program):
 def text(clause, plan) -> str:
     program = plan.program
     line, column = position(clause) or (None, None)
-    lines = [f"MATCH_RECOGNIZE at line {line}:{column}  semantics {plan.semantics.name}, "
+    lines = [f"MATCH_RECOGNIZE at line {line}:{column}  semantics {plan.semantics.name}"
+             + (" DISTINCT" if plan.distinct else "") + ", "
              f"AFTER MATCH {'NO SKIP' if plan.skip.mode.value == 'NO SKIP' else 'SKIP ' + plan.skip.mode.value}"
-             + (f" {plan.skip.name}" if plan.skip.name else ""),
+             + (f" {plan.skip.name}" if plan.skip.name else "") + (" ERROR ON MISS" if plan.skip.error_on_miss else ""),
              f"PATTERN ({clause.pattern.text})"]
     defines = {variable_name(d.variable): d for d in clause.definitions}
     for name in program.vars:

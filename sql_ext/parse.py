@@ -12,9 +12,9 @@ INSERT ... SELECT, and as the input of another MATCH_RECOGNIZE)::
       [ONE ROW PER MATCH | ALL ROWS PER MATCH [SHOW EMPTY MATCHES | OMIT EMPTY MATCHES
                                                | WITH UNMATCHED ROWS]]
       [AFTER MATCH SKIP PAST LAST ROW | AFTER MATCH SKIP TO NEXT ROW
-       | AFTER MATCH SKIP TO FIRST v | AFTER MATCH SKIP TO LAST v | AFTER MATCH SKIP TO v
-       | AFTER MATCH NO SKIP]
-      [SEMANTICS STANDARD | SEMANTICS FLINKCEP]
+       | AFTER MATCH SKIP TO FIRST v [ERROR ON MISS] | AFTER MATCH SKIP TO LAST v [ERROR ON MISS]
+       | AFTER MATCH SKIP TO v [ERROR ON MISS] | AFTER MATCH NO SKIP]
+      [SEMANTICS STANDARD | SEMANTICS FLINKCEP [DISTINCT]]
       PATTERN ( <raw pattern text> )
       [WITHIN <interval literal>]
       [WITH TIMEOUT ROWS [AS name]]
@@ -66,7 +66,9 @@ A ``MatchRecognizeClause`` node *replaces the table factor it applies to*: it is
 - ``skip_kind``        "PAST LAST ROW" (default) | "TO NEXT ROW" | "TO FIRST" |
                        "TO LAST" | "TO" | "NO SKIP"
 - ``skip_variable``    ``exp.Identifier`` or None
+- ``skip_error_on_miss`` ERROR ON MISS after the SKIP TO variable (SkipTo arg ``error_on_miss``)
 - ``semantics``        "STANDARD" (default) | "FLINKCEP"     (arg ``semantics``: exp.Var)
+- ``distinct``         SEMANTICS FLINKCEP DISTINCT            (arg ``distinct``: exp.Var or None)
 - ``pattern``          ``Pattern`` node: ``text`` (exact user text between the
                        parentheses, surrounding whitespace excluded; "" for
                        ``PATTERN ()``), ``offset`` (0-based character offset of its
@@ -260,6 +262,7 @@ class MatchRecognizeClause(exp.Expression):
         "rows": False,
         "after": False,
         "semantics": False,
+        "distinct": False,
         "pattern": True,
         "within": False,
         "timeout": False,
@@ -305,9 +308,18 @@ class MatchRecognizeClause(exp.Expression):
         return skip.variable if skip is not None else None
 
     @property
+    def skip_error_on_miss(self) -> bool:
+        skip = self.args.get("after")
+        return skip is not None and bool(skip.args.get("error_on_miss"))
+
+    @property
     def semantics(self) -> str:
         sem = self.args.get("semantics")
         return sem.name if sem is not None else "STANDARD"
+
+    @property
+    def distinct(self) -> exp.Var | None:
+        return self.args.get("distinct")
 
     @property
     def pattern(self) -> Pattern:
@@ -374,9 +386,9 @@ class SubsetDef(exp.Expression):
 
 class SkipTo(exp.Expression):
     """AFTER MATCH SKIP option; ``kind`` is PAST LAST ROW, TO NEXT ROW, TO FIRST, TO LAST, TO or
-    NO SKIP, ``this`` the variable."""
+    NO SKIP, ``this`` the variable, ``error_on_miss`` True after ``ERROR ON MISS``."""
 
-    arg_types = {"kind": True, "this": False}
+    arg_types = {"kind": True, "this": False, "error_on_miss": False}
 
     @property
     def kind(self) -> str:
@@ -855,6 +867,8 @@ class SparkCepParser(SparkParser):
         args["rows"] = self._parse_mr_rows()
         args["after"] = self._parse_mr_skip()
         args["semantics"] = self._parse_mr_semantics()
+        if args["semantics"] is not None and self._match(TokenType.DISTINCT):
+            args["distinct"] = self.expression(exp.Var(this="DISTINCT"), token=self._prev)
         args["pattern"] = self._parse_mr_pattern()
         if self._match_text_seq("WITHIN"):
             within = self._parse_bitwise() if self._match(TokenType.INTERVAL, advance=False) else None
@@ -963,6 +977,8 @@ class SparkCepParser(SparkParser):
                     self.raise_error(
                         f"Expecting a pattern variable after AFTER MATCH SKIP {kind}"
                     )
+                if self._match_text_seq("ERROR", "ON", "MISS"):
+                    return self.expression(SkipTo(kind=kind, this=var, error_on_miss=True), token=tok)
             else:
                 self.raise_error(
                     "Invalid AFTER MATCH SKIP option; expecting PAST LAST ROW, TO NEXT ROW, "
@@ -1104,7 +1120,7 @@ class SparkCepGenerator(SparkGenerator):
         if e.skip is not None:
             parts.append(self.sql(e.skip))
         if e.args.get("semantics") is not None:
-            parts.append(f"SEMANTICS {e.semantics}")
+            parts.append(f"SEMANTICS {e.semantics}" + (" DISTINCT" if e.distinct is not None else ""))
         parts.append(self.sql(e.pattern))
         if e.within is not None:
             parts.append(f"WITHIN {self.sql(e.within)}")
@@ -1139,7 +1155,8 @@ class SparkCepGenerator(SparkGenerator):
         if e.kind == "NO SKIP":
             return "AFTER MATCH NO SKIP"
         var = self.sql(e, "this")
-        return f"AFTER MATCH SKIP {e.kind}" + (f" {var}" if var else "")
+        return f"AFTER MATCH SKIP {e.kind}" + (f" {var}" if var else "") + (
+            " ERROR ON MISS" if e.args.get("error_on_miss") else "")
 
     def _mr_pattern_sql(self, e: Pattern) -> str:
         return f"PATTERN ({e.text})"

@@ -8,13 +8,14 @@ from udtf import expr as ir
 from udtf.compile import compile_pattern
 from udtf.match import Conditions, Options, expand, forget, matcher
 from udtf.pattern import parse_pattern, variables
-from udtf.plan import Condition, Semantics, Skip, SkipMode
+from udtf.plan import Condition, Limits, Semantics, Skip, SkipMode
 from udtf.rows import Rows
 
 
 def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None, mode="standard",
                    skip="PAST LAST ROW", skip_to=(), within=None, order=None, unmatched=False,
-                   chunks=None, timeouts=False, watermarks=False):
+                   chunks=None, timeouts=False, watermarks=False, distinct=False, error_on_miss=False,
+                   limits=Limits()):
     """(matches, variable names) of the engine over rows 0..n-1, fed ``chunks`` rows at a time.
     ``masks[var]`` = per-row booleans of the row-level DEFINE part, ``state[var]`` = a
     match-state expression (udtf.expr IR; variable lists may use names), ``until[var]`` =
@@ -35,8 +36,9 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
     cond_until = [Condition(index[v], f"u_{v}", None) for v in until]
     program = compile_pattern(node, names, untils=set(until), within=within is not None)
     options = Options(semantics=Semantics(mode),
-                      skip=Skip(SkipMode(skip), tuple(index[v] for v in skip_to), ",".join(skip_to)),
-                      within=within, unmatched=unmatched, timeouts=timeouts)
+                      skip=Skip(SkipMode(skip), tuple(index[v] for v in skip_to), ",".join(skip_to),
+                                error_on_miss=error_on_miss),
+                      within=within, unmatched=unmatched, timeouts=timeouts, distinct=distinct, limits=limits)
     engine = matcher(program, Conditions(define, cond_until, names, rows), options)
     # fed in chunks, the engine also forgets the rows it no longer needs after each chunk, as
     # the UDTF does: match rows are then relative to the first row kept (``dropped`` before it)

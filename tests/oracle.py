@@ -549,10 +549,16 @@ def flink_runs(pattern, n, conds, i, j, paper_min0=False):
     return [tuple(m[:3] for m in run) for run in runs]
 
 
-def flinkcep(pattern, n, conds, skip="NO SKIP", skip_to=(), within=None, order=None, paper_min0=False):
-    """FlinkCEP query result (Section 6.2) over rows 0..n-1."""
+def flinkcep(pattern, n, conds, skip="NO SKIP", skip_to=(), within=None, order=None, paper_min0=False,
+             distinct=False, error_on_miss=False):
+    """FlinkCEP query result (Section 6.2) over rows 0..n-1.  ``distinct`` (SEMANTICS FLINKCEP
+    DISTINCT): a match reported before is not reported again (SKIP TO NEXT ROW and PAST LAST
+    ROW never report one twice); ``error_on_miss`` (SKIP TO ...
+    ERROR ON MISS): a target absent from the match or at its first row ends the result with
+    the standard's ("error", kind)."""
     node = _parse(pattern)
     out = []
+    seen = set()
 
     def runs(i, j):
         if within is not None:
@@ -562,12 +568,14 @@ def flinkcep(pattern, n, conds, skip="NO SKIP", skip_to=(), within=None, order=N
 
     def report(m, j):
         out.append(("match", m[0][0], j, m))
+        seen.add(m)
 
     if skip == "NO SKIP":
         for j in range(n):
             for i in range(j + 1):
                 for m in runs(i, j):
-                    report(m, j)
+                    if m not in seen or not distinct:
+                        report(m, j)
     elif skip == "TO NEXT ROW":
         done = set()
         for j in range(n):
@@ -594,10 +602,17 @@ def flinkcep(pattern, n, conds, skip="NO SKIP", skip_to=(), within=None, order=N
                 for m in runs(i, j):
                     if any(lo <= i < hi for lo, hi in dead):
                         break
+                    if m in seen and distinct:
+                        continue
                     report(m, j)
                     targets = [r for r, v, _ in m if v in skip_to]
+                    if error_on_miss and not targets:
+                        return out + [("error", "absent")]
                     if targets:
-                        dead.append((i, targets[0] if skip == "TO FIRST" else targets[-1]))
+                        target = targets[0] if skip == "TO FIRST" else targets[-1]
+                        if error_on_miss and target == i:
+                            return out + [("error", "first")]
+                        dead.append((i, target))
     else:
         raise ValueError(skip)
     return out

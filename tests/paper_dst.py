@@ -214,13 +214,16 @@ def runs_from(dst, start, finals, i, n) -> dict:
     return out
 
 
-def flinkcep(pattern, n, conds, skip="NO SKIP", skip_to=()):
-    """Section 6.2 over rows 0..n-1 (TO FIRST / TO LAST as tests/oracle.py reads the docs)."""
+def flinkcep(pattern, n, conds, skip="NO SKIP", skip_to=(), distinct=False, error_on_miss=False):
+    """Section 6.2 over rows 0..n-1 (TO FIRST / TO LAST as tests/oracle.py reads the docs).
+    ``distinct``: a match reported before is dropped (SEMANTICS FLINKCEP DISTINCT);
+    ``error_on_miss``: a TO FIRST / TO LAST target absent from a reported match or at its
+    first row ends the output with ("error", "absent" / "first")."""
     dst, start, finals = build(pattern, conds)
     by_start = [runs_from(dst, start, finals, i, n) for i in range(n)]
     out = []
     report = lambda m, j: out.append(("match", m[0][0], j, m))
-    done, last, dead = set(), -1, []
+    done, last, dead, seen = set(), -1, [], set()
     for j in range(n):
         for i in range(j + 1):
             if skip == "TO NEXT ROW" and i in done or skip == "PAST LAST ROW" and i <= last:
@@ -239,8 +242,16 @@ def flinkcep(pattern, n, conds, skip="NO SKIP", skip_to=()):
                 for m in found:
                     if any(lo <= i < hi for lo, hi in dead):
                         break
+                    if distinct and m in seen:
+                        continue
+                    seen.add(m)
                     report(m, j)
                     targets = [r for r, v, _ in m if v in skip_to]
+                    if skip in ("TO FIRST", "TO LAST") and error_on_miss:
+                        if not targets:
+                            return out + [("error", "absent")]
+                        if (targets[0] if skip == "TO FIRST" else targets[-1]) == i:
+                            return out + [("error", "first")]
                     if skip in ("TO FIRST", "TO LAST") and targets:
                         dead.append((i, targets[0] if skip == "TO FIRST" else targets[-1]))
     return out

@@ -277,20 +277,21 @@ def all_queries() -> list[Query]:
 
 # ---- running the oracle and the engine ------------------------------------------------------
 
-def oracle_result(q: Query, stream=STREAM, skip=None, skip_to=()):
+def oracle_result(q: Query, stream=STREAM, skip=None, skip_to=(), **options):
     """The result of tests/paper_dst.py (the DST of Appendix A, its runs enumerated) on
-    ``stream``, under the query's skip strategy or ``skip`` (with ``skip_to``)."""
+    ``stream``, under the query's skip strategy or ``skip`` (with ``skip_to``); ``options``:
+    ``distinct``, ``error_on_miss``."""
     import paper_dst
 
     return paper_dst.flinkcep(q.pattern(), len(stream), q.oracle_conditions(stream), skip=skip or q.skip,
-                              skip_to=skip_to)
+                              skip_to=skip_to, **options)
 
 
-def engine_result(q: Query, stream=STREAM, skip=None, skip_to=()):
+def engine_result(q: Query, stream=STREAM, skip=None, skip_to=(), **options):
     from test_engine import engine_result as run
 
     return run(q.pattern(), len(stream), mode="flinkcep", skip=skip or q.skip, skip_to=skip_to,
-               **q.engine_args(stream))
+               **q.engine_args(stream), **options)
 
 
 def as_matches(result) -> list[tuple]:

@@ -14,7 +14,8 @@ import pytest
 
 import oracle
 from engine_support import engine_matches, ev, is_, labels, run
-from udtf.errors import MatchRecognizeError
+from udtf.errors import LimitExceeded, MatchRecognizeError
+from udtf.plan import Limits
 from udtf.rows import MatchKind
 from udtf.pattern import parse_pattern, variables
 from engine_support import agg, call, col, lit, nav
@@ -83,7 +84,8 @@ def check(pattern, rowspec, expected, mode="standard", define=None, oracle_check
         assert fmt(got) == expected
     if oracle_check:
         conds = oracle.Conditions.from_masks(masks, kw.get("until"))
-        okw = {k: v for k, v in kw.items() if k in ("skip", "skip_to", "within", "order", "unmatched")}
+        okw = {k: v for k, v in kw.items()
+               if k in ("skip", "skip_to", "within", "order", "unmatched", "distinct", "error_on_miss")}
         ref = (oracle.standard if mode == "standard" else oracle.flinkcep)(pattern, n, conds, **okw)
         assert fmt(ref) == expected
     return got
@@ -386,6 +388,54 @@ def test_flinkcep_within():
 
 def test_flinkcep_skip_to_last_absent_variable_behaves_as_no_skip():
     check("A B? C", "A C A B C", ["0A 1C", "2A 3B 4C"], mode="flinkcep", skip="TO LAST", skip_to=("B",))
+
+
+@pytest.mark.parametrize("pattern, rowspec, skip, target, expected", [
+    # FlinkCEP's throwExceptionOnMiss: an absent target, or one at the match's first row, is
+    # the standard's runtime error (the matches reported before it are not returned)
+    ("A B? C", "A C A B C", "TO LAST", "B", ["0A 1C", "error:absent"]),
+    ("A B? C", "A B C A C", "TO LAST", "B", ["0A 1B 2C", "3A 4C", "error:absent"]),
+    ("B+ C", "B B C", "TO FIRST", "B", ["0B 1B 2C", "error:first"]),
+    ("A B+ C", "A B B C A B C", "TO LAST", "B", ["0A 1B 2B 3C", "4A 5B 6C"]),
+])
+def test_flinkcep_skip_to_error_on_miss(pattern, rowspec, skip, target, expected):
+    check(pattern, rowspec, expected, mode="flinkcep", skip=skip, skip_to=(target,), error_on_miss=True)
+
+
+@pytest.mark.parametrize("pattern", ["(B+)+", "(B->+)->+", "((B*)*)*"])
+def test_flinkcep_distinct_reports_each_match_once(pattern):
+    # NO SKIP reports a match once per run (a match of k rows 2^(k-1) times here); DISTINCT
+    # once, in the order of its first run
+    every = ["0B", "0B 1B", "0B 1B", "1B", "0B 1B 2B", "0B 1B 2B", "0B 1B 2B", "0B 1B 2B", "1B 2B", "1B 2B", "2B"]
+    check(pattern, "B B B", every, mode="flinkcep", skip="NO SKIP")
+    check(pattern, "B B B", list(dict.fromkeys(every)), mode="flinkcep", skip="NO SKIP", distinct=True)
+
+
+ROWS_60 = "A " + "B " * 58 + "C"
+
+
+@pytest.mark.parametrize("pattern, distinct_matches", [
+    ("A (B+)+ C", 1),
+    ("A ((B*)*)* C", 1),
+    ("A (B->+)->+ C", 1),
+    ("A ->> (B+)+ -> C", 58 * 59 // 2),  # a, any b_i .. b_j, c
+])
+@pytest.mark.parametrize("skip, options", [
+    ("PAST LAST ROW", {}), ("TO NEXT ROW", {}), ("TO FIRST", {"error_on_miss": True}),
+    ("NO SKIP", {"distinct": True}), ("TO LAST", {"distinct": True})])
+def test_flinkcep_runs_the_output_cannot_tell_apart_are_one(pattern, distinct_matches, skip, options):
+    # nested loops have a run per split of the rows into iterations (2^57 here); where the
+    # output needs one of them, the others are never kept: a few thousand runs stay alive
+    masks, n = masks_of(ROWS_60)
+    got = engine_result(pattern, n, masks=masks, mode="flinkcep", skip=skip, skip_to=("B",),
+                        limits=Limits(live_runs=4000), **options)
+    everything = "0A " + " ".join(f"{r}B" for r in range(1, 59)) + " 59C"
+    if skip != "NO SKIP":  # one start row; the first match ends every run but its own start's
+        assert fmt(got) == [everything]
+        return
+    assert len(got) == len(set(fmt(got))) == distinct_matches and fmt(got)[0] == everything
+    with pytest.raises(LimitExceeded, match="SEMANTICS FLINKCEP DISTINCT reports each distinct match once"):
+        engine_matches(pattern, n, masks=masks, mode="flinkcep", skip=skip, limits=Limits(live_runs=4000))
 
 
 def test_flinkcep_past_last_row_prefers_earliest_start_then_priority():

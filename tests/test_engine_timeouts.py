@@ -174,7 +174,7 @@ def _increasing(rng, n):
 @pytest.mark.parametrize("seed", range(400))
 def test_flinkcep_timeouts_match_brute_force(seed):
     while True:
-        (pattern, _variables, masks, until, n), _skip, _target, chunks, _win = _flink_random_case(seed)
+        (pattern, _variables, masks, until, n), _skip, _target, chunks, _win, _ = _flink_random_case(seed)
         if not has_possessive(pattern):
             break
         seed += 100_000

@@ -18,7 +18,8 @@ query id -- and is compared with the DST.
 
 (c) Nested loops with minimum 0 at the inner or outer level (LGP, SLGGP), each under every
 skip strategy (NO SKIP, TO NEXT ROW, PAST LAST ROW, TO FIRST / TO LAST P, TO FIRST A) on a
-random stream of its own: 2,640 cases.
+random stream of its own: 2,640 cases; every other one once more with SEMANTICS FLINKCEP
+DISTINCT and, under TO FIRST / TO LAST, with ERROR ON MISS.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import random
 import pytest
 
 import paper_families as pf
+from test_engine import same_outcome
 
 import sql_ext
 
@@ -197,3 +199,29 @@ def test_nested_min0_loops_on_random_streams_match_the_dst():
     assert len(cases) == 2640
     assert {q.family for q, *_ in cases} == {"LGP", "SLGGP"}
     assert {(q.lq[0], q.g1[0]) for q, *_ in cases} >= {(0, 0), (0, 1), (1, 0)}
+
+
+def test_nested_min0_loops_distinct_and_error_on_miss_match_the_dst():
+    """The same cases with SEMANTICS FLINKCEP DISTINCT (each distinct match once: NO SKIP and
+    TO FIRST / LAST drop the copies, the others report one run per start anyway) and with
+    SKIP TO ... ERROR ON MISS (the standard's runtime errors), against the DST's runs: every
+    other case."""
+    cases = random_cases()[::2]
+    failures, dropped, errors = [], 0, 0
+    for q, stream, skip, skip_to in cases:
+        every = pf.oracle_result(q, stream, skip, skip_to)
+        variants = [{"distinct": True}] + ([{"error_on_miss": True}] if skip_to else [])
+        for options in variants:
+            exp = pf.oracle_result(q, stream, skip, skip_to, **options)
+            got = pf.engine_result(q, stream, skip, skip_to, **options)
+            if not same_outcome(got, exp):
+                failures.append(f"{show(q, exp, got)}\n  {skip} {skip_to} {options} on {stream}")
+            if "distinct" in options:
+                assert exp == [m for k, m in enumerate(every) if m not in every[:k]]
+                dropped += len(every) - len(exp)
+            else:
+                errors += bool(exp) and exp[-1][0] == "error"
+    print(f"random streams, DISTINCT and ERROR ON MISS: {len(cases)} cases, {dropped} copies dropped, "
+          f"{errors} errors")
+    assert not failures, f"{len(failures)} differ:\n" + "\n".join(failures[:5])
+    assert dropped > 0 and errors > 0

@@ -166,6 +166,25 @@ def test_after_match_skip(text, kind, var):
     roundtrip(f"SELECT * FROM t MATCH_RECOGNIZE ({text} PATTERN (A B)) m")
 
 
+@pytest.mark.parametrize("text, kind, var", [
+    ("AFTER MATCH SKIP TO FIRST B ERROR ON MISS", "TO FIRST", "B"),
+    ("AFTER MATCH SKIP TO LAST B error on miss", "TO LAST", "B"),
+    ("AFTER MATCH SKIP TO ERROR ERROR ON MISS", "TO", "ERROR"),  # a variable called ERROR
+])
+def test_skip_to_error_on_miss(text, kind, var):
+    c = mr(f"{text} SEMANTICS FLINKCEP PATTERN (A B)")
+    assert (c.skip_kind, c.skip_variable.name, c.skip_error_on_miss) == (kind, var, True)
+    assert not mr(f"AFTER MATCH SKIP {kind} {var} PATTERN (A B)").skip_error_on_miss
+    roundtrip(f"SELECT * FROM t MATCH_RECOGNIZE ({text} PATTERN (A B)) m")
+
+
+def test_semantics_flinkcep_distinct():
+    c = mr("ORDER BY ts AFTER MATCH NO SKIP SEMANTICS FLINKCEP DISTINCT PATTERN ((B+)+)")
+    assert c.semantics == "FLINKCEP" and c.distinct is not None
+    assert mr("ORDER BY ts SEMANTICS FLINKCEP PATTERN (A)").distinct is None
+    roundtrip("SELECT * FROM t MATCH_RECOGNIZE (SEMANTICS FLINKCEP DISTINCT PATTERN (A)) m")
+
+
 def test_skip_variable_quoting_and_position():
     sql = "SELECT * FROM t MATCH_RECOGNIZE (\n  AFTER MATCH SKIP TO `Bee`\n  PATTERN (A `Bee`)) m"
     (c,) = find_match_recognize(parse_one(sql))

@@ -130,6 +130,9 @@ CASES = [
      "PARTITION BY: only column names of the input are supported", "upper(k)"),
     ("ORDER BY an expression", dict(),
      "ORDER BY: only column names of the input are supported", "t + 0"),
+    ("DISTINCT with standard semantics", dict(skip="SEMANTICS STANDARD DISTINCT"),
+     "SEMANTICS STANDARD DISTINCT: DISTINCT applies to SEMANTICS FLINKCEP (standard semantics report each "
+     "match once)", "DISTINCT"),
     ("NO SKIP with standard semantics", dict(skip="AFTER MATCH NO SKIP"),
      "AFTER MATCH NO SKIP requires SEMANTICS FLINKCEP (standard semantics report one match per "
      "start row; use AFTER MATCH SKIP TO NEXT ROW)", "AFTER MATCH NO SKIP"),
@@ -215,22 +218,27 @@ FLINK_SKIP = [7, 9, 10, 5, 10, 7, 14]
     ("TO LAST B", "B? A+ C", ", B AS price > 100",
      "AFTER MATCH SKIP TO LAST B failed: pattern variable is not present in match"),
 ])
-def test_skip_runtime_errors(series, skip, pattern, define, message):
+@pytest.mark.parametrize("flinkcep", [False, True])
+def test_skip_runtime_errors(series, skip, pattern, define, message, flinkcep):
+    """The standard's runtime errors; with SEMANTICS FLINKCEP, ERROR ON MISS (FlinkCEP's
+    ``throwExceptionOnMiss``) raises them on the first match reported (here the same one)."""
     view(series, "flink_skip_errors", "symbol string, t int, price int",
          [("XYZ", t, price) for t, price in enumerate(FLINK_SKIP, 1)])
+    clause = f"AFTER MATCH SKIP {skip}"
     sql = f"""
         SELECT * FROM flink_skip_errors MATCH_RECOGNIZE (
           PARTITION BY symbol ORDER BY t
           MEASURES SUM(A.price) AS sumPrice
-          AFTER MATCH SKIP {skip}
+          {clause + " ERROR ON MISS SEMANTICS FLINKCEP" if flinkcep else clause}
           PATTERN ({pattern})
           DEFINE A AS SUM(A.price) < 30{define})"""
     with pytest.raises(Exception) as info:
         series.sql(sql).collect()
-    clause = f"AFTER MATCH SKIP {skip}"
     line, column = at(sql, clause)
     column += len(clause) - len(skip.split()[-1])  # the SKIP TO target
     assert f"line {line}:{column}: {message}" in str(info.value)
+    if flinkcep:  # without ERROR ON MISS, FlinkCEP skips nothing where the target is absent or first
+        assert series.sql(sql.replace(" ERROR ON MISS", "")).count() > 0
 
 
 SPARK_ERRORS = [
@@ -281,6 +289,11 @@ def test_spark_errors_name_the_users_construct(series, case):
     # FlinkCEP NO SKIP: a run per start row stays alive
     ("spark.sparkcep.maxLiveRuns", 3, "A B->+ C", "B AS price > 0, C AS price < 0",
      "AFTER MATCH NO SKIP SEMANTICS FLINKCEP", "more than 3 partial matches alive at once"),
+    # FlinkCEP NO SKIP: a run per split of the B rows into iterations (2^(k-1)); the error names DISTINCT
+    ("spark.sparkcep.maxLiveRuns", 50, "A (B+)+ C", "B AS price > 0, C AS price < 0",
+     "AFTER MATCH NO SKIP SEMANTICS FLINKCEP", "more than 50 partial matches alive at once; the pattern is too "
+     "ambiguous for this data (tighten DEFINE, add WITHIN, or use a stricter contiguity; every run of a match is "
+     "reported, SEMANTICS FLINKCEP DISTINCT reports each distinct match once"),
 ])
 def test_engine_limits_name_the_conf_the_partition_and_the_row(series, conf, value, pattern, define, semantics,
                                                              message):

@@ -56,7 +56,7 @@ class Case:
             rows_mode = rng.choice([RowsMode.ONE, RowsMode.ALL_SHOW,
                                     RowsMode.ALL_WITH_UNMATCHED if unmatched else RowsMode.ALL_OMIT])
         else:
-            (pattern, names, masks, until, n), skip, target_index, _, (within, order) = _flink_random_case(seed)
+            (pattern, names, masks, until, n), skip, target_index, _, (within, order), _ = _flink_random_case(seed)
             names = list(variables(parse_pattern(pattern)))
             for extra in list(masks):
                 if extra not in names:

@@ -42,7 +42,8 @@ class PartitionRunner:
         conditions = Conditions(plan.define, plan.until, names, self.rows, plan.ansi, plan.zone)
         options = Options(semantics=plan.semantics, skip=plan.skip, within=plan.within,
                           unmatched=plan.rows is RowsMode.ALL_WITH_UNMATCHED,
-                          limits=plan.limits, lookahead=plan.lookahead, timeouts=plan.timeouts)
+                          limits=plan.limits, lookahead=plan.lookahead, timeouts=plan.timeouts,
+                          distinct=plan.distinct)
         self.matcher = matcher(plan.program, conditions, options)
         self.emitter = Emitter(plan.atoms, plan.rows, names, self.rows.values, lambda: self.rows.size,
                                plan.ansi, plan.zone)

@@ -23,7 +23,7 @@ from .errors import MatchRecognizeError, Pos
 from .program import Program
 from .wire import decode, encode, record
 
-VERSION = 4
+VERSION = 5
 
 
 @record
@@ -52,11 +52,14 @@ class RowsMode(str, Enum):
 @record
 class Skip(NamedTuple):
     """AFTER MATCH SKIP: ``vars`` (variable indexes), ``name`` and ``at`` (its line:column in
-    the user's SQL) describe the target of TO FIRST / TO LAST."""
+    the user's SQL) describe the target of TO FIRST / TO LAST; ``error_on_miss`` (ERROR ON
+    MISS, FlinkCEP's ``throwExceptionOnMiss``): a target absent from the match or at its first
+    row is the standard's runtime error under FLINKCEP semantics too."""
     mode: SkipMode = SkipMode.PAST_LAST_ROW
     vars: tuple = ()
     name: str = ""
     at: Pos = (None, None)
+    error_on_miss: bool = False
 
 
 @record
@@ -152,6 +155,7 @@ class EnginePlan(NamedTuple):
     ansi: bool  # spark.sql.ansi.enabled: the semantics of the expressions the engine evaluates
     timeouts: bool = False  # WITH TIMEOUT ROWS: also report partial matches whose WITHIN window closed
     zone: str = "UTC"  # spark.sql.session.timeZone: the zone of the expressions the engine evaluates
+    distinct: bool = False  # SEMANTICS FLINKCEP DISTINCT: each distinct match once (not once per run)
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "plan": encode(self)}, sort_keys=True)

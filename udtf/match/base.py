@@ -7,8 +7,8 @@ from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from typing import NamedTuple
 
-from ..errors import LimitExceeded
-from ..plan import LIMIT_CONFS, Limits, Semantics, Skip
+from ..errors import LimitExceeded, MatchRecognizeError
+from ..plan import LIMIT_CONFS, Limits, Semantics, Skip, SkipMode
 from ..rows import Rows
 
 
@@ -20,6 +20,7 @@ class Options(NamedTuple):
     unmatched: bool = False  # WITH UNMATCHED ROWS
     limits: Limits = Limits()
     lookahead: int = 0  # rows past the current one that DEFINE or MEASURES may read (NEXT)
+    distinct: bool = False  # FLINKCEP DISTINCT: a match that several runs produce is reported once
 
 
 @contextmanager
@@ -90,11 +91,11 @@ class Matcher(ABC):
         """Rows that may be processed now: DEFINE and MEASURES may look ``lookahead`` rows ahead."""
         return self.rows.size if self.finished else self.rows.size - self.options.lookahead
 
-    def _check_threads(self, threads, row: int):
+    def _check_threads(self, threads, row: int, hint: str = ""):
         if len(threads) > self.options.limits.live_runs:
             raise LimitExceeded(f"more than {self.options.limits.live_runs} partial matches alive at once; the "
                                 "pattern is too ambiguous for this data (tighten DEFINE, add WITHIN, or use a "
-                                "stricter contiguity)", LIMIT_CONFS["live_runs"], row)
+                                f"stricter contiguity{hint})", LIMIT_CONFS["live_runs"], row)
 
     def check_span(self, start: int, row: int):
         """A run from ``start`` reading ``row`` stays within the rows one match may span."""
@@ -102,6 +103,23 @@ class Matcher(ABC):
             raise LimitExceeded(f"a match (or a run that may become one) from row {start + self.rows.dropped + 1} "
                                 f"spans more than {self.options.limits.match_rows} rows",
                                 LIMIT_CONFS["match_rows"], row)
+
+
+def skip_target(skip: Skip, rows: tuple, strict: bool):
+    """The row AFTER MATCH SKIP TO FIRST / TO LAST resumes at after a match of ``rows`` (its
+    ``(row, var, excluded)`` captures), None when the variable is absent from the match.
+    ``strict``: an absent variable or the match's first row is the standard's runtime error."""
+    targets = [r for r, var, _ in rows if var in skip.vars]
+    if not targets:
+        if strict:
+            raise MatchRecognizeError(f"AFTER MATCH SKIP {skip.mode.value} {skip.name} failed: pattern variable is "
+                                      "not present in match", *skip.at)
+        return None
+    target = targets[0] if skip.mode is SkipMode.TO_FIRST else targets[-1]
+    if strict and target == rows[0][0]:
+        raise MatchRecognizeError(f"AFTER MATCH SKIP {skip.mode.value} {skip.name} failed: cannot skip to first "
+                                  "row of match", *skip.at)
+    return target
 
 
 def forget(matcher, lookback: int) -> int:

@@ -6,19 +6,28 @@ matches are never reported.  A run is its sequence of transitions, the epsilon m
 two rows going through the precomputed closure (each state once, as ``EPSCLS``): every move of
 every closure state is a run of its own, so a match that several runs produce is reported
 once per run (docs/flinkcep.md, "How many times NO SKIP reports a match").
+
+Where the output cannot tell two such runs apart, they are one (``merge``): two runs in the
+same state with the same captures have the same future and the same output, and the skip
+strategy (SKIP TO NEXT ROW, SKIP PAST LAST ROW, SKIP TO FIRST / LAST with ERROR ON MISS) drops
+the second when it reports the first, as DISTINCT does.  Captures are then interned per row
+(one chain object per distinct capture list), so the same captures are the same object.
 """
 from __future__ import annotations
 
 from ..plan import SkipMode
 from ..program import ACCEPT, Kind
 from ..rows import Match
-from .base import Matcher, Options, ascending_keys
+from .base import Matcher, Options, ascending_keys, skip_target
 from .vm import KEEP, Machine, shifted
 
 
 class FlinkMatcher(Matcher):
     def __init__(self, machine: Machine, options: Options):
         self.machine = machine
+        skip = options.skip
+        self.merge = options.distinct or skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW) or \
+            skip.mode in (SkipMode.TO_FIRST, SkipMode.TO_LAST) and skip.error_on_miss
         super().__init__(machine.rows, options)
 
     def reset(self):
@@ -26,6 +35,8 @@ class FlinkMatcher(Matcher):
         self.threads: list = []  # (start, state, facts, chain) in run order
         self.pending: list = []  # accepts of the last row read, reported before the next
         self.quiet = (0, 0)  # (row, match number) when last no run was live nor pending
+        # DISTINCT: id -> chain of the matches reported that a held run may still report again
+        self.reported: dict = {}
 
     def low_water(self) -> int:
         return min(min((t[0] for t in self.threads), default=self.pos),
@@ -39,6 +50,7 @@ class FlinkMatcher(Matcher):
                         for start, s, f, c in self.threads]
         self.pending = [(flag, index, order, start - shift, end - shift, shifted(c, shift, memo))
                         for flag, index, order, start, end, c in self.pending]
+        self.reported = {id(c): c for c in (shifted(c, shift, memo) for c in self.reported.values())}
 
     def _run(self, out):
         """Algorithm 2: all runs advance over each row in order (start, priority); every
@@ -63,6 +75,7 @@ class FlinkMatcher(Matcher):
         by_class, plans_for = machine.plans, machine.plans_for
         order, window = self.rows.order, options.within
         live_runs, match_rows = options.limits.live_runs, options.limits.match_rows
+        merge, distinct = self.merge, options.distinct
         fresh = [s for s in machine.closure[False][machine.start_state] if s != ACCEPT]
         initial, waiting, origin = machine.initial_facts, machine.waiting, -self.rows.dropped
         # over ascending WITHIN keys the runs a row ends are the oldest ones (a prefix)
@@ -99,6 +112,11 @@ class FlinkMatcher(Matcher):
                         threads.append((row, s, initial, None))
             nxt: list = []
             accepts: list = []  # (False, index, 0, start, end, chain), see ``_release``
+            # merge: the (state, chain) of the runs kept, and this row's chains by (var,
+            # excluded, parent): captures are interned, so a run's identity is (state, id(chain))
+            # (its start is its chain's first row, its facts a function of the chain)
+            seen = set() if merge else None
+            links = {} if merge else None
             if threads and row - threads[0][0] >= match_rows:  # in run order: the first is the oldest
                 self.check_span(threads[0][0], row)
             for thread in threads:
@@ -106,6 +124,10 @@ class FlinkMatcher(Matcher):
                 plan = plans[state]
                 if plan is KEEP:
                     if chain is not None:  # a run never starts with an ignored row
+                        if seen is not None:
+                            if (state, id(chain)) in seen:
+                                continue
+                            seen.add((state, id(chain)))
                         nxt.append(thread)
                     continue
                 tested, moves = plan
@@ -117,6 +139,10 @@ class FlinkMatcher(Matcher):
                         if chain is not None:
                             for s in closure:
                                 if s != ACCEPT:
+                                    if seen is not None:
+                                        if (s, id(chain)) in seen:
+                                            continue
+                                        seen.add((s, id(chain)))
                                     nxt.append(thread if s == state else (start, s, facts, chain))
                         continue
                     if fold is None:
@@ -125,16 +151,25 @@ class FlinkMatcher(Matcher):
                         new_facts = memo[var]
                     else:
                         new_facts = fold(facts, row)
-                    new_chain = (row, var, excluded, chain)
+                    if links is None:
+                        new_chain = (row, var, excluded, chain)
+                    else:
+                        new_chain = links.setdefault((var, excluded, id(chain)), (row, var, excluded, chain))
                     for s in closure:
+                        if seen is not None:
+                            if (s, id(new_chain)) in seen:
+                                continue
+                            seen.add((s, id(new_chain)))
                         if s != ACCEPT:
                             nxt.append((start, s, new_facts, new_chain))
                         else:
                             accepts.append((False, len(nxt), 0, start, row, new_chain))
             if len(nxt) > live_runs:
-                self._check_threads(nxt, row)
+                self._check_runs(nxt, row)
             self.threads, self.pending = nxt, accepts
             self.pos = row + 1
+            if distinct and self.reported:
+                self._forget_reported()
 
     def _flush(self, out):
         """Streaming: report now what the next row would report, when it cannot change that:
@@ -198,16 +233,36 @@ class FlinkMatcher(Matcher):
         accepts.sort(key=lambda a: a[:3])
         return ready, [a[3:] for a in accepts]
 
+    def _check_runs(self, threads, row: int):
+        """``_check_threads``; where every run is reported, the runs of one match may be what grows."""
+        self._check_threads(threads, row, "" if self.merge else
+                            "; every run of a match is reported, SEMANTICS FLINKCEP DISTINCT reports each distinct "
+                            "match once and keeps one run per state and rows captured")
+
+    def _forget_reported(self):
+        """DISTINCT: forget the reported matches no run can report again -- a run reports a match
+        ending before the row it reads only while held (confirmed at a later row)."""
+        holds = self.machine.holds
+        low = min((t[3][0] for t in self.threads if holds[t[1]] is not None and t[3] is not None),
+                  default=self.pos)
+        self.reported = {k: c for k, c in self.reported.items() if c[0] >= low}
+
     def _report(self, threads, accepts, out) -> list:
         """Report accepting runs in run order and prune the runs by the skip strategy
-        (Algorithm 2 step 3; SKIP TO FIRST/LAST as the FlinkCEP documentation defines them)."""
+        (Algorithm 2 step 3; SKIP TO FIRST/LAST as the FlinkCEP documentation defines them).
+        DISTINCT: a match reported before is not reported again (its skip was applied then)."""
         skip = self.options.skip
+        reported = self.reported if self.options.distinct else None
         dead_starts: set = set()
         dead_ranges: list = []
         for start, end, chain in accepts:
             if (dead_starts or dead_ranges) and (
                     start in dead_starts or any(lo <= start < hi for lo, hi in dead_ranges)):
                 continue
+            if reported is not None:
+                if id(chain) in reported:
+                    continue
+                reported[id(chain)] = chain
             rows = self.machine.rows_of(chain)
             self.match_number += 1
             out.append(Match(self.match_number, rows[0][0], end, rows))
@@ -216,9 +271,9 @@ class FlinkMatcher(Matcher):
             elif skip.mode is SkipMode.TO_NEXT_ROW:
                 dead_starts.add(start)
             elif skip.mode in (SkipMode.TO_FIRST, SkipMode.TO_LAST):
-                targets = [r for r, var, _ in rows if var in skip.vars]
-                if targets:
-                    dead_ranges.append((rows[0][0], targets[0] if skip.mode is SkipMode.TO_FIRST else targets[-1]))
+                target = skip_target(skip, rows, skip.error_on_miss)
+                if target is not None:
+                    dead_ranges.append((rows[0][0], target))
         if not dead_starts and not dead_ranges:
             return threads
         return [t for t in threads

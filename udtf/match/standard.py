@@ -8,11 +8,11 @@ follows the AFTER MATCH SKIP clause.
 """
 from __future__ import annotations
 
-from ..errors import LimitExceeded, MatchRecognizeError
+from ..errors import LimitExceeded
 from ..plan import LIMIT_CONFS, SkipMode
 from ..rows import Match, MatchKind
 from ..program import ACCEPT
-from .base import Matcher, Options
+from .base import Matcher, Options, skip_target
 from .vm import KEEP, Machine, shifted
 
 
@@ -232,15 +232,5 @@ class StandardMatcher(Matcher):
             return end + 1
         if skip.mode in (SkipMode.TO_NEXT_ROW, SkipMode.NO_SKIP):
             return start + 1
-        targets = [r for r, var, _ in rows if var in skip.vars]
-        if not targets:
-            raise MatchRecognizeError(
-                f"AFTER MATCH SKIP {skip.mode.value} {skip.name} failed: pattern variable is not present in match",
-                *skip.at)
-        target = targets[0] if skip.mode is SkipMode.TO_FIRST else targets[-1]
-        if target == start:
-            raise MatchRecognizeError(
-                f"AFTER MATCH SKIP {skip.mode.value} {skip.name} failed: cannot skip to first row of match",
-                *skip.at)
-        return target
+        return skip_target(skip, rows, strict=True)
 
