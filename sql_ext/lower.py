@@ -124,6 +124,9 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         carry = [name for name in carry if name in read]
         kept = [k for k in kept if plan.atom_name(k) in read]
         timeout = timeout and timeout_column(plan) in read
+    # a UDTF has at least one column: with nothing read from it (constant measures, COUNT(*)),
+    # the timed-out flag stands for its rows (false but for a timed-out partial match)
+    timeout = timeout or not carry and not kept
     output = [fields[name]._replace(name=name) for name in carry]
     outputs = [Output(OutputKind.CARRY, column=name) for name in carry]
     for index, k in enumerate(kept):

@@ -96,6 +96,15 @@ def test_when_nothing_is_read_the_first_column_is_kept():
     assert [f.name for f in pruned.output] == ["k"] and not pruned.plan.atoms
 
 
+def test_with_only_constants_read_the_udtf_still_has_a_column():
+    """Spark has no UDTF without columns: the timed-out flag stands for the rows."""
+    constant = "t MATCH_RECOGNIZE (ORDER BY ts MEASURES 'x' AS s, LAST(A.p) AS e PATTERN (A) DEFINE A AS p > 0) m"
+    for sql in (f"SELECT count(*) FROM {constant}", f"SELECT s FROM {constant}",
+                f"SELECT * FROM {constant.replace(', LAST(A.p) AS e', '')}"):
+        pruned = udtf(sql)
+        assert [o.kind for o in pruned.plan.output] == [OutputKind.TIMED_OUT] and not pruned.plan.atoms
+
+
 def test_an_unread_measure_is_still_analysed():
     """(Spark's typing of an unread measure: test_sql_statements.py.)"""
     from udtf.errors import MatchRecognizeError

@@ -220,6 +220,30 @@ def test_reading_some_columns_gives_the_same_rows(series, unmatched, columns, ta
     assert sorted(got, key=repr) == sorted(expected, key=repr) and got
 
 
+CONSTANT = """series MATCH_RECOGNIZE (
+          ORDER BY k, t
+          MEASURES {measures}
+          {rows}
+          PATTERN (A B+)
+          DEFINE B AS p < PREV(p)) AS m"""
+
+
+@pytest.mark.parametrize("columns, measures, rows_mode, tail, expected", [
+    ("label, count(*)", "'drop' AS label, FIRST(A.t) AS s", "", " GROUP BY label", [("drop", 2)]),
+    ("count(*)", "'drop' AS label, FIRST(A.t) AS s", "", "", [(2,)]),
+    ("*", "'drop' AS label", "", "", [("drop",), ("drop",)]),
+    ("*", "'drop' AS label, 1 + 1 AS two, CAST(NULL AS INT) AS none", "", "",
+     [("drop", 2, None), ("drop", 2, None)]),
+    ("label", "'drop' AS label, FIRST(A.t) AS s", "ALL ROWS PER MATCH", "", [("drop",)] * 6),
+    ("count(*)", "'drop' AS label", "ALL ROWS PER MATCH WITH UNMATCHED ROWS", "", [(8,)]),
+    ("1", "'drop' AS label", "", "", [(1,), (1,)]),
+])
+def test_only_constant_measures_read(series, columns, measures, rows_mode, tail, expected):
+    """Nothing read from the engine but its rows: one row per match (per match row)."""
+    clause = CONSTANT.format(measures=measures, rows=rows_mode)
+    assert rows(series, f"SELECT {columns} FROM {clause}{tail}") == expected
+
+
 def test_reading_through_a_derived_table(series):
     clause = ALL_ROWS.format(unmatched="")
     sql = f"SELECT count(*) AS c, sum(start) AS s, min(cls) AS e FROM (SELECT *, n + 1 AS n1 FROM {clause} WHERE n > 1) q"
