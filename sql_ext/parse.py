@@ -851,6 +851,7 @@ class SparkCepParser(SparkParser):
         self.raise_error(f"Unexpected {tok.text!r} in MATCH_RECOGNIZE; expecting {expecting}")
 
     def _parse_match_recognize_clause(self, this: exp.Expr) -> MatchRecognizeClause:
+        input_end = self._prev.end + 1  # (comments before the keyword are not the input's)
         mr_token = self._curr
         self._advance()
         if not self._match(TokenType.L_PAREN):
@@ -886,7 +887,7 @@ class SparkCepParser(SparkParser):
 
         args["alias"] = self._parse_table_alias()
         clause = self.expression(MatchRecognizeClause(**args), token=mr_token)
-        clause.meta["keyword"] = mr_token.start
+        clause.meta["input_end"] = input_end
         clause.meta["body_end"] = body_end
         return clause
 
@@ -1205,6 +1206,24 @@ class SparkCepGenerator(SparkGenerator):
 class SparkCepTokenizer(Spark.Tokenizer):
     # Spark reads '' inside '...' (and "" inside "...") as one quote character
     STRING_ESCAPES = [*Spark.Tokenizer.STRING_ESCAPES, "'", '"']
+    _PAIRS = {tuple(k.split()): v for k, v in Spark.Tokenizer.KEYWORDS.items() if " " in k}
+
+    def tokenize(self, sql: str) -> list[Token]:
+        """sqlglot's tokens, with the words of a two-word keyword (ORDER BY, PARTITION BY, ...)
+        joined across a comment too: Spark reads ``ORDER /* c */ BY`` as ORDER BY, sqlglot joins
+        them across whitespace only."""
+        tokens = super().tokenize(sql)
+        joined: list[Token] = []
+        for token in tokens:
+            last = joined[-1] if joined else None
+            kind = last and self._PAIRS.get((last.text.upper(), token.text.upper()))
+            if kind and last.token_type not in (TokenType.STRING, TokenType.IDENTIFIER) \
+                    and token.token_type not in (TokenType.STRING, TokenType.IDENTIFIER):
+                joined[-1] = Token(kind, f"{last.text} {token.text}", token.line, token.col, last.start,
+                                   token.end, last.comments + token.comments)
+            else:
+                joined.append(token)
+        return joined
 
 
 class SparkCep(Spark):
@@ -1268,17 +1287,25 @@ def parse(sql: str) -> list[exp.Expr]:
 
 
 def statement_spans(sql: str) -> list[tuple[int, int]]:
-    """(start, end) offsets of the statements of ``sql``, split at top-level semicolons; empty
-    statements dropped."""
+    """(start, end) offsets of the statements of ``sql``, split at top-level semicolons: from
+    after the previous semicolon (leading comments kept) to the end of the statement's last
+    token (a trailing ``--`` comment would swallow what is written after the statement);
+    statements without a token dropped."""
     dialect = SparkCep()
     tokenizer = dialect.tokenizer()
     try:
         tokens = tokenizer.tokenize(sql)
     except _SqlglotTokenError as e:
         raise _token_error(sql, tokenizer, e) from e
-    cuts = [t.start for t in tokens if t.token_type == TokenType.SEMICOLON]
-    bounds = zip([0] + [c + 1 for c in cuts], cuts + [len(sql)])
-    return [(a, b) for a, b in bounds if sql[a:b].strip()]
+    spans, start, last = [], 0, None
+    for token in [*tokens, None]:
+        if token is None or token.token_type == TokenType.SEMICOLON:
+            if last is not None:
+                spans.append((start, last.end + 1))
+            start, last = (token.end + 1 if token else len(sql)), None
+        else:
+            last = token
+    return spans
 
 
 def split_statements(sql: str) -> list[str]:

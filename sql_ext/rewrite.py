@@ -56,7 +56,7 @@ def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: l
     done = []
     for clause in clauses:
         start, end = clause.meta["span"]
-        input_text = _splice(sql, start, clause.meta["keyword"], edits).strip()
+        input_text = _splice(sql, start, clause.meta["input_end"], edits)
         lowered = rewrite(clause, catalog, input_text, sql[clause.meta["body_end"]:end])
         edits.append(Edit(start, end, lowered.text))
         clause.replace(Verbatim(this=lowered.text))

@@ -12,6 +12,7 @@ from sql_ext.parse import split_statements
 from sql_ext.interval import year_month
 from sql_ext.rewrite import rewrite_sql
 from test_sql_errors import CASES, SPECIAL, query
+from test_sql_statements import SPACED
 from sql_support import at
 from udtf.compile import compile_pattern
 from udtf.errors import MatchRecognizeError
@@ -160,3 +161,22 @@ def test_nested_clauses_splice_the_inner_text_into_the_outer_input():
     out, ((_, inner), (_, outer)) = rewrite_sql(sql, catalog)
     assert out == "SELECT * FROM " + outer.text
     assert inner.text in outer.text and "MATCH_RECOGNIZE" not in out
+
+
+@pytest.mark.parametrize("sql", SPACED, ids=["one row", "all rows"])
+def test_a_line_comment_in_any_gap_swallows_nothing(sql):
+    """The rewrite re-emits the input, the alias and the rest of the statement as written: a
+    ``--`` comment in any gap (the end of the input first) still ends at its line."""
+    words = sql.split(" ")
+    first = words.index("MATCH_RECOGNIZE")
+    expected = rewrite_sql(sql, SERIES)[0]
+    for k in [first, *range(1, len(words))]:
+        out = rewrite_sql(" ".join(words[:k]) + " -- c\n" + " ".join(words[k:]), SERIES)[0]
+        assert _words(out) == _words(expected), k
+
+
+def _words(sql: str) -> list:
+    """The tokens of ``sql`` (comments and layout dropped), UDTF names aside."""
+    from sql_ext.parse import SparkCep
+
+    return [t.text for t in SparkCep().tokenizer().tokenize(sql) if not t.text.startswith("sparkcep_mr_")]

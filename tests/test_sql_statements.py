@@ -53,6 +53,40 @@ def test_lower_case_comments_and_trailing_semicolon(series):
     assert rows(series, sql) == [("a", 3, 8), ("a", 2, 7)]
 
 
+# every word and symbol apart, so that a comment can stand in each gap
+SPACED = [
+    "WITH w AS ( SELECT * FROM series WHERE t > 0 ) SELECT m . k , m . n , m . s , m . low FROM ( SELECT * FROM w )"
+    " AS q MATCH_RECOGNIZE ( PARTITION BY k ORDER BY t ASC NULLS FIRST MEASURES FIRST ( A . t ) AS s , RUNNING"
+    " COUNT ( * ) AS n , LAST ( B . p ) AS low AFTER MATCH SKIP TO LAST B PATTERN ( ^ A B { 1 , 3 } ? C * )"
+    " SUBSET U = ( A , B ) DEFINE B AS p < PREV ( p , 1 ) , C AS p > 0 ) AS m ORDER BY m . s",
+    "SELECT * FROM series MATCH_RECOGNIZE ( ORDER BY k , t MEASURES CLASSIFIER ( ) AS c ALL ROWS PER MATCH"
+    " PATTERN ( A B + ) DEFINE B AS B . p < PREV ( B . p ) ) m WHERE t <> 2 ORDER BY k , t",
+]
+
+
+@pytest.mark.parametrize("sql", SPACED, ids=["one row", "all rows"])
+@pytest.mark.parametrize("comment", [" -- c */ ; x\n", " /* c -- ; */ ", " --\n"])
+def test_comments_in_every_gap(series, sql, comment):
+    """A comment of either kind between any two words: before or after the clause, inside
+    its PATTERN, DEFINE and MEASURES, between ORDER and BY (the rewrite re-emits the input
+    and the alias as written, and generates the rest; one gap at a time: test_rewrite.py)."""
+    expected = rows(series, sql)
+    assert rows(series, comment.join(sql.split(" "))) == expected and expected
+
+
+def test_a_comment_at_the_end_of_a_statement_cannot_swallow_the_next(series):
+    """A script's statements end at their last word: the separator the rewrite (or the CLI)
+    writes after one is not inside its trailing line comment."""
+    from sql_ext.catalog import SparkCatalog
+    from sql_ext.parse import statement_spans
+    from sql_ext.rewrite import rewrite_sql
+
+    script = f"SELECT 1 AS one -- first\n;\nSELECT count(*) AS n FROM series {MR} AS m -- last\n; SELECT 3 -- end"
+    text, _ = rewrite_sql(script, SparkCatalog(series))
+    statements = [text[a:b] for a, b in statement_spans(text)]
+    assert [rows(series, statement) for statement in statements] == [[(1,)], [(2,)], [(3,)]]
+
+
 def test_enable_is_idempotent_and_keeps_spark_sql(series):
     sql_method = series.sql
     assert sql_ext.enable(series) is series and series.sql == sql_method
