@@ -28,17 +28,9 @@ from decimal import Decimal
 
 from udtf import expr as ir
 from udtf.errors import MatchRecognizeError
+from udtf.sparksql.functions import Nullable, lookup
 from udtf.sparksql.types import SqlType
 
-# Spark expressions with ``nullIntolerant`` true (NULL in, NULL out) among the engine's calls
-_NULL_INTOLERANT = frozenset({"+", "-", "*", "/", "%", "div", "pmod", "=", "<>", "<", "<=", ">", ">=", "not",
-                              "negative", "abs", "floor", "ceil", "sqrt", "exp", "ln", "log10", "logarithm",
-                              "pow", "sign", "length", "upper", "lower", "substring", "datediff", "date_add",
-                              "date_sub"})
-# ConditionalExpression: ConstantFolding leaves their failing constant parts to run lazily
-_CONDITIONAL = frozenset({"case", "if", "coalesce", "nullif"})
-# calls Spark declares nullable whatever their operands (DivModLike, logarithms, NULLIF)
-_ALWAYS_NULLABLE = frozenset({"/", "%", "div", "pmod", "ln", "log10", "logarithm", "nullif"})
 _WIRE = (type(None), bool, int, float, str, Decimal)
 
 
@@ -111,7 +103,7 @@ def _fold(expr, branch: bool, ansi: bool, zone: str, failed: set):
             failed.add(expr)
             return expr
         return _literal(value, ir.type_of(expr)) or expr
-    inside = branch or (isinstance(expr, ir.Call) and expr.fn in _CONDITIONAL)
+    inside = branch or (isinstance(expr, ir.Call) and lookup(expr.fn).conditional)
     return _with_children(expr, lambda e: _fold(e, inside, ansi, zone, failed))
 
 
@@ -130,7 +122,7 @@ def _null(expr) -> bool:
 def _null_propagation(expr):
     if not isinstance(expr, ir.Call):
         return expr
-    if expr.fn in _NULL_INTOLERANT and any(_null(a) for a in expr.args):
+    if lookup(expr.fn).null_intolerant and any(_null(a) for a in expr.args):
         return ir.Lit(None, expr.type)
     if expr.fn in ("is_null", "is_not_null") and not _nullable(expr.args[0]):
         return ir.Lit(expr.fn == "is_not_null", "boolean")
@@ -147,18 +139,14 @@ def _nullable(expr) -> bool:
                                                            for a, b in zip(steps, steps[1:]))
     if not isinstance(expr, ir.Call):
         return True
-    fn, args = expr.fn, expr.args
-    if fn in ("<=>", "is_distinct_from", "is_not_distinct_from", "is_null", "is_not_null"):
-        return False
-    if fn in _ALWAYS_NULLABLE:
-        return True
-    if fn in ("coalesce", "greatest", "least"):
+    args, nullable = expr.args, lookup(expr.fn).nullable
+    if nullable in (Nullable.NEVER, Nullable.ALWAYS):
+        return nullable is Nullable.ALWAYS
+    if nullable is Nullable.ALL:
         return all(_nullable(a) for a in args)
-    if fn == "case":
+    if nullable is Nullable.BRANCHES:  # CASE (conditions and values, an odd count: an ELSE) or IF
         values = list(args[1::2]) if len(args) % 2 == 0 else list(args[1:-1:2]) + [args[-1]]
         return len(args) % 2 == 0 or any(_nullable(v) for v in values)
-    if fn == "if":
-        return len(args) < 3 or _nullable(args[1]) or _nullable(args[2])
     return any(_nullable(a) for a in args)
 
 

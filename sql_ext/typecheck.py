@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from udtf import expr as ir
 from udtf.errors import MatchRecognizeError
-from udtf.sparksql import scalar, zone as zones
+from udtf.sparksql import functions, scalar, zone as zones
 from udtf.sparksql.aggregates import aggregate
-from udtf.sparksql.coercion import Literal, resolve
+from udtf.sparksql.coercion import Literal
 from udtf.sparksql.errors import SparkAnalysisError
 from udtf.sparksql.types import Kind, SqlType
 
@@ -58,7 +58,7 @@ def _build(node, ansi: bool, zone: str) -> None:
     if isinstance(node, ir.Cast):
         scalar.cast_chain(SqlType.parse(node.source), [SqlType.parse(t) for t in node.chain], ansi, zone)
     elif isinstance(node, ir.Call):
-        scalar.compile_call(node.fn, [SqlType.parse(t) for t in node.arg_types], SqlType.parse(node.type), ansi,
+        functions.compile_call(node.fn, [SqlType.parse(t) for t in node.arg_types], SqlType.parse(node.type), ansi,
                             [None] * len(node.args), zone)
 
 
@@ -99,7 +99,7 @@ def _call(expr: ir.Call, types: dict, ansi: bool):
     described = [Literal(t, ir.literal_value(a.value, a.type)) if isinstance(a, ir.Lit) else t
                  for a, t in zip(args, arg_types)]
     try:
-        signature = resolve(expr.fn, described, ansi)
+        signature = functions.resolve(expr.fn, described, ansi)
     except SparkAnalysisError as e:
         raise MatchRecognizeError(str(e), *expr.at) from None
     except NotImplementedError as e:

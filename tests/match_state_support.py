@@ -50,7 +50,8 @@ from decimal import Decimal
 from tests import spark_semantics_support as S
 from udtf.errors import MatchRecognizeError
 from udtf.sparksql import scalar
-from udtf.sparksql.coercion import Literal, resolve
+from udtf.sparksql.coercion import Literal
+from udtf.sparksql.functions import compile_call, resolve
 from udtf.sparksql.errors import SparkAnalysisError, SparkError
 from udtf.sparksql.types import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, STRING, TIMESTAMP,
                                  TIMESTAMP_NTZ, Kind, SqlType, decimal)
@@ -279,7 +280,7 @@ def compile_node(node: S.Node, ansi: bool, columns: dict) -> S.Compiled:
             evs.append(lambda row, c=c, e=k.eval: c(e(row)))
         else:
             evs.append(k.eval)
-    return S.Compiled(sig.result, scalar.compile_call(f, sig.args, sig.result, ansi, evs))
+    return S.Compiled(sig.result, compile_call(f, sig.args, sig.result, ansi, evs))
 
 
 def outcome(compiled: S.Compiled, row: tuple):

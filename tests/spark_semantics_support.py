@@ -1,8 +1,8 @@
 """Random typed expressions for the differential tests of the Spark semantics library.
 
 ``Gen(rng).expr(depth)`` builds a random expression tree over a fixed table ``t`` (``COLUMNS``,
-``ROWS``) and Spark literals; ``compile_tree`` resolves it with ``coercion.resolve`` and compiles
-it with ``scalar.compile_call`` into ``row -> value``; ``run_batch`` evaluates a batch of trees in
+``ROWS``) and Spark literals; ``compile_tree`` resolves it with ``functions.resolve`` and compiles
+it with ``functions.compile_call`` into ``row -> value``; ``run_batch`` evaluates a batch of trees in
 Spark (one query for all expressions our library predicts error-free, one small query per
 predicted error) and returns the mismatches.
 """
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from udtf.sparksql import scalar
-from udtf.sparksql.coercion import Literal, literal, resolve
+from udtf.sparksql.coercion import Literal, literal
+from udtf.sparksql.functions import compile_call, function, resolve
 from udtf.sparksql.errors import SparkAnalysisError, SparkError
 from udtf.sparksql.types import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, STRING, TIMESTAMP, Kind,
                            SqlType, decimal, round_float32)
@@ -191,7 +192,7 @@ def compile_tree(node: Node, ansi: bool) -> Compiled:
         else:
             c = scalar.cast_chain(k.type, chain, ansi)
             evs.append(lambda row, c=c, e=k.eval: c(e(row)))
-    return Compiled(sig.result, scalar.compile_call(f, sig.args, sig.result, ansi, evs))
+    return Compiled(sig.result, compile_call(f, sig.args, sig.result, ansi, evs))
 
 
 def can_cast(src: SqlType, dst: SqlType, ansi: bool) -> bool:
@@ -557,7 +558,7 @@ def compile_tree_cols(tree, cols, ansi):
     chains = sig.casts([t, INT])
     ca = scalar.cast_chain(t, chains[0], ansi)
     cb = scalar.cast_chain(INT, chains[1], ansi)
-    fn = scalar.function(">", sig.args, sig.result, ansi)
+    fn = function(">", sig.args, sig.result, ansi)
     return lambda row: None if row[i] is None else fn(ca(row[i]), cb(0))
 
 

@@ -15,7 +15,7 @@ from sql_ext.rewrite import rewrite_sql
 from udtf.errors import MatchRecognizeError
 from udtf.plan import EnginePlan
 from udtf.sparksql import format as fmt
-from udtf.sparksql import scalar, zone
+from udtf.sparksql import functions, scalar, zone
 from udtf.sparksql.types import DATE, STRING, TIMESTAMP, TIMESTAMP_NTZ, SqlType, Kind
 
 LA = "America/Los_Angeles"
@@ -101,7 +101,7 @@ def test_timestamp_to_date_and_ntz_read_the_wall_clock():
 
 def months(a: int, n: int, zone_id: str = LA) -> int:
     interval = SqlType(Kind.YEAR_MONTH_INTERVAL, start=0, end=1)
-    return scalar.function("+", (TIMESTAMP, interval), TIMESTAMP, True, zone_id)(a, n)
+    return functions.function("+", (TIMESTAMP, interval), TIMESTAMP, True, zone_id)(a, n)
 
 
 def test_timestamp_plus_months_is_local_date_arithmetic():
@@ -149,10 +149,10 @@ def test_a_zone_this_python_cannot_load_is_an_analysis_error_at_the_construct():
 
 def test_timestamp_plus_day_time_adds_whole_days_to_the_wall_clock():
     day_time = SqlType(Kind.DAY_TIME_INTERVAL, start=0, end=3)
-    plus = scalar.function("+", (TIMESTAMP, day_time), TIMESTAMP, True, LA)
-    minus = scalar.function("-", (TIMESTAMP, day_time), TIMESTAMP, True, LA)
+    plus = functions.function("+", (TIMESTAMP, day_time), TIMESTAMP, True, LA)
+    minus = functions.function("-", (TIMESTAMP, day_time), TIMESTAMP, True, LA)
     noon = 1710014400 * US  # 2024-03-09 12:00 PST
     assert plus(noon, 86400 * US) == 1710097200 * US  # 2024-03-10 12:00 PDT: 23 hours later
     assert plus(noon, 36 * 3600 * US) == 1710097200 * US + 12 * 3600 * US
     assert minus(1710097200 * US, 86400 * US) == noon
-    assert scalar.function("+", (TIMESTAMP, day_time), TIMESTAMP, True, "+05:30")(noon, 86400 * US) == noon + 86400 * US
+    assert functions.function("+", (TIMESTAMP, day_time), TIMESTAMP, True, "+05:30")(noon, 86400 * US) == noon + 86400 * US

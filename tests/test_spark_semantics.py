@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from udtf.sparksql import scalar
 from udtf.sparksql.aggregates import Chain, aggregate
-from udtf.sparksql.coercion import literal, resolve
+from udtf.sparksql.coercion import literal
+from udtf.sparksql.functions import function, resolve
 from udtf.sparksql.errors import SparkAnalysisError, SparkError
 from udtf.sparksql.types import BIGINT, DOUBLE, FLOAT, INT, STRING, SqlType, decimal, from_arrow, to_arrow
 
@@ -28,7 +29,7 @@ def run(fn, arg_types, values, ansi=True):
     sig = resolve(fn, arg_types, ansi)
     plain = [a.type if hasattr(a, "type") else a for a in arg_types]
     args = [scalar.cast_chain(t, ch, ansi)(v) for t, ch, v in zip(plain, sig.casts(plain), values)]
-    return scalar.function(fn, sig.args, sig.result, ansi)(*args), sig.result
+    return function(fn, sig.args, sig.result, ansi)(*args), sig.result
 
 
 @pytest.mark.parametrize("text", ["boolean", "tinyint", "smallint", "int", "bigint", "float", "double",

@@ -19,7 +19,7 @@ representation)::
                                  ``Cast``, ``Classifier(None, ...)`` = the row's own variable,
                                  ``MatchNumber``) evaluated at each aggregated row
     Call(fn, args, arg_types, type, at)
-                                 a Spark function or operator (``sparksql.scalar``); each
+                                 a Spark function or operator (``sparksql.functions``); each
                                  argument already has its type in ``arg_types``
     Cast(arg, source, chain, at, safe)
                                  casts of ``arg`` from ``source`` through ``chain`` (Spark's
@@ -41,7 +41,7 @@ from enum import Enum
 from typing import NamedTuple
 
 from .errors import MatchRecognizeError, Pos
-from .sparksql import scalar
+from .sparksql import functions, scalar
 from .sparksql.aggregates import aggregate
 from .sparksql.errors import SparkError
 from .sparksql.types import SqlType
@@ -433,9 +433,9 @@ def _compile_common(expr, compile_child, ansi: bool, zone: str):
         return cast
     if isinstance(expr, Call):
         arg_types = [SqlType.parse(t) for t in expr.arg_types]
-        call = scalar.compile_call(expr.fn, arg_types, SqlType.parse(expr.type), ansi,
-                                   [compile_child(a) for a in expr.args], zone)
-        if not any(_raises_unlocated(a) for a in expr.args) and not scalar.call_raises(expr.fn, arg_types):
+        call = functions.compile_call(expr.fn, arg_types, SqlType.parse(expr.type), ansi,
+                                      [compile_child(a) for a in expr.args], zone)
+        if not any(_raises_unlocated(a) for a in expr.args) and not functions.lookup(expr.fn).raises(arg_types):
             return call
         at = expr.at
 

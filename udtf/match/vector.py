@@ -20,15 +20,13 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..expr import Agg, Call, Cast, Col, Lit, Nav, NavMode, type_of
+from ..sparksql.functions import lookup
 
 INTEGRAL = {"tinyint": (-(1 << 7), (1 << 7) - 1), "smallint": (-(1 << 15), (1 << 15) - 1),
             "int": (-(1 << 31), (1 << 31) - 1), "bigint": (-(1 << 62), (1 << 62) - 1)}
 # (bigint is held to +-2**62, so one more + or - of two such values cannot leave int64; the
 # values between 2**62 and 2**63 are left to the Pike VM)
 NUMERIC = {*INTEGRAL, "double"}
-COMPARE = {"=": np.equal, "<>": np.not_equal, "<": np.less, "<=": np.less_equal,
-           ">": np.greater, ">=": np.greater_equal}
-ARITHMETIC = {"+": np.add, "-": np.subtract, "*": np.multiply}
 FOLDS = ("sum", "avg", "count", "min", "max")
 
 
@@ -183,30 +181,32 @@ class Compiler:
         return to_double
 
     def _call(self, expr: Call, row_only: bool):
-        fn, args = expr.fn.lower(), [self.compile(a, row_only) for a in expr.args]
-        types = set(expr.arg_types)
-        if fn in ("and", "or") and len(args) == 2:
-            return _kleene(args[0], args[1], fn == "and")
-        if fn == "not" and len(args) == 1:
+        ufunc = lookup(expr.fn).vector  # the function's vectorized form, if it has one
+        if ufunc is None:
+            raise Unsupported(expr.fn)
+        args, types = [self.compile(a, row_only) for a in expr.args], set(expr.arg_types)
+        if ufunc in ("logical_and", "logical_or") and len(args) == 2:
+            return _kleene(args[0], args[1], ufunc == "logical_and")
+        if ufunc == "logical_not" and len(args) == 1:
             (arg,) = args
             return lambda view: _not(arg(view))
-        if fn in COMPARE and len(args) == 2 and (types <= INTEGRAL.keys() or len(types) == 1) \
-                and types <= NUMERIC | {"boolean"}:
-            op = COMPARE[fn]
+        op = getattr(np, ufunc)
+        if expr.type == "boolean" and len(args) == 2 and (types <= INTEGRAL.keys() or len(types) == 1) \
+                and types <= NUMERIC | {"boolean"}:  # a comparison
             return _binary(args, lambda a, b: op(a, b))
-        if fn in ARITHMETIC and len(args) == 2 and expr.type in NUMERIC and (
+        if expr.type in NUMERIC and len(args) == 2 and (
                 types == {"double"} if expr.type == "double" else types <= INTEGRAL.keys()):
-            op, type_ = ARITHMETIC[fn], expr.type
+            type_ = expr.type
             if type_ == "double":
                 return _binary(args, op, type_)
 
             def integral(a, b):  # a product may leave int64: where it could, a value out of range
-                if fn == "*":
+                if ufunc == "multiply":
                     return np.where(np.abs(a.astype(np.float64) * b.astype(np.float64)) < 2.0 ** 62, a * b, 1 << 62)
                 return op(a, b)
 
             return _binary(args, integral, type_)
-        raise Unsupported(fn)
+        raise Unsupported(expr.fn)
 
     def _range(self, vars_):
         """``fn(view) -> (lo, total)``: the first row and row count of variable set ``vars_``

@@ -1,20 +1,19 @@
 """Spark's analyzer type rules for scalar functions and operators (driver side, pure).
 
-``resolve(function, arg_types, ansi)`` returns the ``Signature`` Spark's analyzer gives the call:
-the type each argument is implicitly cast to (``TypeCoercion`` when ``ansi`` is false,
-``AnsiTypeCoercion`` when true) and the result type.  The caller casts argument ``i`` from its
-own type to ``args[i]`` (``scalar.cast(src, args[i], ansi)``; identity when equal) and then calls
-``scalar.function(function, args, result, ansi)``.  Where Spark's analysis fails,
+Each ``*_sig(function, args, ansi)`` is one of Spark's typing rules: the ``Signature`` Spark's
+analyzer gives the call -- the type each argument is implicitly cast to (``TypeCoercion`` when
+``ansi`` is false, ``AnsiTypeCoercion`` when true) and the result type.  The function registry
+(``functions``) names the rule of each function, and ``functions.resolve(name, arg_types,
+ansi)`` applies it; the caller casts argument ``i`` from its own type to ``args[i]``
+(``scalar.cast(src, args[i], ansi)``; identity when equal).  Where Spark's analysis fails,
 ``SparkAnalysisError`` carries Spark's error class (``DATATYPE_MISMATCH.*``).
 
 An argument may be a ``Literal`` (type and value) instead of a bare ``SqlType``: Spark types an
 integral *literal* next to a decimal by its digits (``1 + 0.1`` is decimal(3,1), ``x + 0.1`` with
 ``x INT`` is decimal(12,1)).  ``literal(text)`` types a Spark SQL literal token.
 
-Function names are Spark's (case-insensitive); operators are ``+ - * / % div = == != <> < <= >
->= <=> and or not negative positive is_null is_not_null in between case if coalesce nvl
-ifnull nullif ...`` (see ``FUNCTIONS``).  ``case`` takes ``cond1, value1, ..., [else]`` with an
-odd count meaning an ELSE value; ``in`` takes ``value, item1, item2, ...``.
+``case_sig`` takes ``cond1, value1, ..., [else]`` with an odd count meaning an ELSE value;
+``in_sig`` takes ``value, item1, item2, ...``.
 """
 from __future__ import annotations
 
@@ -27,8 +26,8 @@ from .errors import SparkAnalysisError
 from .types import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, MAX_PRECISION, STRING,
                        TIMESTAMP, VOID, Kind, SqlType, decimal, DAY_TIME)
 
-__all__ = ["Literal", "Signature", "resolve", "literal", "FUNCTIONS", "decimal_for",
-           "wider_decimal", "adjust_precision_scale", "common_type"]
+__all__ = ["Literal", "Signature", "literal", "decimal_for", "wider_decimal", "adjust_precision_scale",
+           "implicit_cast", "common_type", "comparison_type"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +246,7 @@ class Expect:
     BIGINT = "bigint"
 
 
-def _implicit_cast(t: SqlType, want: SqlType, ansi: bool) -> SqlType | None:
+def implicit_cast(t: SqlType, want: SqlType, ansi: bool) -> SqlType | None:
     """Can ``t`` be implicitly cast to the concrete type ``want``?  Returns ``want`` or None."""
     if t == want:
         return t
@@ -366,44 +365,6 @@ def _decimal_literal_type(d: Decimal) -> SqlType:
 
 # ---- resolution per function ----------------------------------------------------------------
 
-_ARITH = ("+", "-", "*", "/", "%", "div")
-_CMP = ("=", "<>", "<", "<=", ">", ">=", "<=>")
-_ALIASES = {"==": "=", "!=": "<>", "mod": "%", "pmod": "pmod", "ceiling": "ceil",
-            "nvl": "coalesce", "ifnull": "coalesce", "power": "pow", "substr": "substring",
-            "char_length": "length", "character_length": "length", "ucase": "upper",
-            "lcase": "lower", "||": "concat", "mean": "avg", "signum": "sign", "isnull": "is_null",
-            "isnotnull": "is_not_null", "log": "ln", "-x": "negative", "+x": "positive",
-            "equal_null": "<=>", "day_add": "date_add", "dateadd": "date_add",
-            "date_diff": "datediff"}
-
-FUNCTIONS = frozenset(_ARITH + _CMP + (
-    "and", "or", "not", "negative", "positive", "is_null", "is_not_null", "in", "between",
-    "case", "if", "coalesce", "nullif", "abs", "greatest", "least", "round", "bround", "floor",
-    "ceil", "sign", "sqrt", "exp", "ln", "log10", "logarithm", "pow", "concat", "length", "upper", "lower",
-    "substring", "trim", "ltrim", "rtrim", "date_add", "date_sub", "datediff", "pmod",
-    "is_distinct_from", "is_not_distinct_from"))
-
-
-def canonical(function: str) -> str:
-    f = function.strip().lower()
-    return _ALIASES.get(f, f)
-
-
-def resolve(function: str, arg_types: Sequence[Arg], ansi: bool) -> Signature:
-    """Spark's analyzer result for ``function(args...)``: argument casts and result type."""
-    f = canonical(function)
-    args = list(arg_types)
-    if f in _ARITH or f == "pmod":
-        return _arith(f, args, ansi)
-    if f in _CMP or f in ("is_distinct_from", "is_not_distinct_from"):
-        sig = _comparison(f, args, ansi)
-        return sig
-    handler = _HANDLERS.get(f)
-    if handler is None:
-        raise SparkAnalysisError("UNRESOLVED_ROUTINE", f"function {function!r} is not supported")
-    return handler(f, args, ansi)
-
-
 def _arity(f, args, *counts):
     if len(args) not in counts:
         raise SparkAnalysisError(
@@ -426,7 +387,7 @@ def _string_promote_binary(l: SqlType, r: SqlType, ansi: bool, arithmetic: bool)
     return l, r
 
 
-def _arith(f: str, args: list, ansi: bool) -> Signature:
+def arithmetic_sig(f: str, args: list, ansi: bool) -> Signature:
     _arity(f, args, 2)
     a, b = args
     l, r = _t(a), _t(b)
@@ -453,7 +414,7 @@ def _arith(f: str, args: list, ansi: bool) -> Signature:
         via = (l2 if l2 != l else None, r2 if r2 != r else None)
         a = l2 if l2 != l else a
         b = r2 if r2 != r else b
-        sig = _arith(f, [a, b], ansi)
+        sig = arithmetic_sig(f, [a, b], ansi)
         return Signature(sig.args, sig.result, via)
     if l.is_void and r.is_void:
         if f == "/":
@@ -616,11 +577,11 @@ def _date_add_sig(f: str, start: SqlType, days: Arg, ansi: bool) -> Signature:
     return Signature((s, d), DATE)
 
 
-def _comparison(f: str, args: list, ansi: bool) -> Signature:
+def comparison_sig(f: str, args: list, ansi: bool) -> Signature:
     _arity(f, args, 2)
     a, b = args
     l, r = _t(a), _t(b)
-    if f in ("is_distinct_from", "is_not_distinct_from"):
+    if f == "is_distinct_from":
         f = "<=>"
     w = comparison_type(f, a, b, ansi)
     return Signature((w, w), BOOLEAN)
@@ -678,7 +639,7 @@ def _noansi_cmp_string(l: SqlType, r: SqlType) -> SqlType | None:
     return None
 
 
-def _logic(f, args, ansi):
+def logic_sig(f, args, ansi):
     """AND/OR take booleans; a string next to a boolean is cast (ANSI only); NOT takes a
     string only under ANSI."""
     _arity(f, args, 1 if f == "not" else 2)
@@ -710,12 +671,12 @@ def _logic(f, args, ansi):
     return Signature((BOOLEAN, BOOLEAN), BOOLEAN)
 
 
-def _unary_null_test(f, args, ansi):
+def null_test_sig(f, args, ansi):
     _arity(f, args, 1)
     return Signature((_t(args[0]),), BOOLEAN)
 
 
-def _in(f, args, ansi):
+def in_sig(f, args, ansi):
     if len(args) < 2:
         raise SparkAnalysisError("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", "IN needs a list")
     types = [_t(a) for a in args]
@@ -730,7 +691,7 @@ def _in(f, args, ansi):
     return Signature(tuple(w for _ in args), BOOLEAN)
 
 
-def _between(f, args, ansi):
+def between_sig(f, args, ansi):
     """``v BETWEEN lo AND hi`` is ``v >= lo AND v <= hi``: each comparison has its own common
     type, so the arguments keep their types and the function casts internally."""
     _arity(f, args, 3)
@@ -751,7 +712,7 @@ def _merge(name, types, ansi, strings=True):
     return w
 
 
-def _case(f, args, ansi):
+def case_sig(f, args, ansi):
     n = len(args)
     if n < 2:
         raise SparkAnalysisError("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", "CASE needs a branch")
@@ -773,7 +734,7 @@ def _case(f, args, ansi):
     return Signature(tuple(out), w)
 
 
-def _if(f, args, ansi):
+def if_sig(f, args, ansi):
     _arity(f, args, 3)
     c, a, b = (_t(x) for x in args)
     if not (c.kind is Kind.BOOLEAN or c.is_void):
@@ -784,14 +745,14 @@ def _if(f, args, ansi):
     return Signature((BOOLEAN, w, w), w)
 
 
-def _coalesce(f, args, ansi):
+def coalesce_sig(f, args, ansi):
     if not args:
         raise SparkAnalysisError("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", "coalesce needs arguments")
     w = _merge(f, [_t(a) for a in args], ansi)
     return Signature(tuple(w for _ in args), w)
 
 
-def _nullif(f, args, ansi):
+def nullif_sig(f, args, ansi):
     """NULLIF(a, b) = IF(a = b, NULL, a): the comparison casts internally, the result is ``a``
     with its own type, so the arguments keep their types."""
     _arity(f, args, 2)
@@ -800,7 +761,7 @@ def _nullif(f, args, ansi):
     return Signature((_t(a), _t(b)), _t(a))
 
 
-def _greatest(f, args, ansi):
+def greatest_sig(f, args, ansi):
     if len(args) < 2:
         raise SparkAnalysisError("WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
                                  f"The `{f}` requires > 1 parameters")
@@ -811,7 +772,7 @@ def _greatest(f, args, ansi):
     return Signature(tuple(w for _ in args), w)
 
 
-def _numeric_unary(f, args, ansi):
+def numeric_unary_sig(f, args, ansi):
     _arity(f, args, 1)
     t = _t(args[0])
     if t.is_string:
@@ -826,7 +787,7 @@ def _numeric_unary(f, args, ansi):
     return Signature((t,), t)
 
 
-def _double_fn(f, args, ansi):
+def double_sig(f, args, ansi):
     _arity(f, args, 2 if f in ("pow", "logarithm") else 1)
     out = []
     for a in args:
@@ -839,7 +800,7 @@ def _double_fn(f, args, ansi):
     return Signature(tuple(out), DOUBLE)
 
 
-def _round(f, args, ansi):
+def round_sig(f, args, ansi):
     _arity(f, args, 1, 2)
     t = _t(args[0])
     if len(args) == 2:
@@ -869,7 +830,7 @@ def _round(f, args, ansi):
     return Signature(sargs, res)
 
 
-def _floor_ceil(f, args, ansi):
+def floor_ceil_sig(f, args, ansi):
     if len(args) == 2:
         t = _t(args[0])
         if t.is_string:
@@ -922,7 +883,7 @@ def _floor_ceil(f, args, ansi):
                     f"type, however has the type {_sql(t)}.")
 
 
-def _sign(f, args, ansi):
+def sign_sig(f, args, ansi):
     _arity(f, args, 1)
     t = _t(args[0])
     if t.is_interval:
@@ -937,14 +898,14 @@ def _to_string(t: SqlType, ansi: bool) -> SqlType:
         return STRING
     if t.kind is Kind.BINARY:
         return t
-    if _implicit_cast(t, STRING, ansi) is None or t.kind is Kind.ARRAY:
+    if implicit_cast(t, STRING, ansi) is None or t.kind is Kind.ARRAY:
         raise _mismatch("UNEXPECTED_INPUT_TYPE",
                         f"The parameter requires the \"STRING\" type, however has the type "
                         f"{_sql(t)}.")
     return STRING
 
 
-def _concat(f, args, ansi):
+def concat_sig(f, args, ansi):
     types = [_t(a) for a in args]
     if types and all(t.kind is Kind.ARRAY for t in types):
         w = _merge("concat", types, ansi)
@@ -957,7 +918,7 @@ def _concat(f, args, ansi):
     return Signature(out, STRING)
 
 
-def _string_fn(f, args, ansi):
+def string_sig(f, args, ansi):
     _arity(f, args, 1)
     t = _t(args[0])
     if f == "length" and t.kind is Kind.BINARY:
@@ -968,14 +929,14 @@ def _string_fn(f, args, ansi):
     return Signature((s,), INT if f == "length" else STRING)
 
 
-def _substring(f, args, ansi):
+def substring_sig(f, args, ansi):
     _arity(f, args, 2, 3)
     t = _t(args[0])
     s = _to_string(t, ansi) if t.kind is not Kind.BINARY else t
     rest = []
     for a in args[1:]:
         at = _t(a)
-        c = _implicit_cast(at, INT, ansi) if not at.is_integral else INT
+        c = implicit_cast(at, INT, ansi) if not at.is_integral else INT
         if c is None:
             raise _mismatch("UNEXPECTED_INPUT_TYPE",
                             f"The second parameter requires the \"INT\" type, however has the "
@@ -984,7 +945,7 @@ def _substring(f, args, ansi):
     return Signature((s, *rest), s)
 
 
-def _date_fn(f, args, ansi):
+def date_sig(f, args, ansi):
     if f == "datediff":
         _arity(f, args, 2)
         out = []
@@ -999,22 +960,3 @@ def _date_fn(f, args, ansi):
         return Signature(tuple(out), INT)
     _arity(f, args, 2)
     return _date_add_sig(f, args[0], args[1], ansi)
-
-
-def _unary_arith(f, args, ansi):
-    return _numeric_unary(f, args, ansi)
-
-
-_HANDLERS = {
-    "and": _logic, "or": _logic, "not": _logic,
-    "is_null": _unary_null_test, "is_not_null": _unary_null_test,
-    "in": _in, "between": _between, "case": _case, "if": _if, "coalesce": _coalesce,
-    "nullif": _nullif, "greatest": _greatest, "least": _greatest,
-    "abs": _numeric_unary, "negative": _unary_arith, "positive": _unary_arith,
-    "sqrt": _double_fn, "exp": _double_fn, "ln": _double_fn, "log10": _double_fn,
-    "logarithm": _double_fn, "pow": _double_fn, "sign": _sign, "round": _round, "bround": _round,
-    "floor": _floor_ceil, "ceil": _floor_ceil, "concat": _concat,
-    "length": _string_fn, "upper": _string_fn, "lower": _string_fn, "trim": _string_fn,
-    "ltrim": _string_fn, "rtrim": _string_fn, "substring": _substring,
-    "date_add": _date_fn, "date_sub": _date_fn, "datediff": _date_fn,
-}

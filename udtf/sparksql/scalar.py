@@ -3,14 +3,15 @@
 Build once per expression node, call per row:
 
 * ``cast(src, dst, ansi, try_=False, zone="UTC")`` -> ``f(value)``: Spark's ``CAST`` (``try_``:
-  TRY_CAST, errors become NULL).  Implicit casts chosen by ``coercion.resolve`` use ``try_=False``.
-* ``function(name, arg_types, result_type, ansi)`` -> ``f(*values)``: the function over already
-  evaluated (and already cast, ``arg_types`` = ``Signature.args``) argument values.
-* ``compile_call(name, arg_types, result_type, ansi, children)`` -> ``g(row)``: the node with
-  Spark's *evaluation order*, given one ``child(row)`` evaluator per argument.  Spark does not
-  evaluate everything: a null-intolerant operator stops at the first NULL argument (``NULL + 1/0``
-  is NULL, not an error), AND/OR short-circuit, CASE/IF/COALESCE/IN evaluate lazily.  Use this one
-  wherever errors must match Spark's.
+  TRY_CAST, errors become NULL).  Implicit casts chosen by ``functions.resolve`` use ``try_=False``.
+* the builders ``*_fn(name, arg_types, result_type, ansi, zone)`` -> ``f(*values)``: a function
+  over already evaluated (and already cast, ``arg_types`` = ``Signature.args``) argument values;
+* the lazy forms ``lazy_*(name, arg_types, result_type, ansi, zone, children)`` -> ``g(row)``:
+  the calls that evaluate their arguments in an order of their own (AND/OR short-circuit,
+  CASE/IF/COALESCE/IN/BETWEEN/NULLIF evaluate lazily), given one ``child(row)`` per argument.
+
+The function registry (``functions``) names the builder of each function and how its arguments
+are evaluated; ``functions.compile_call`` is the one entry point wherever errors must match Spark's.
 
 ``zone`` is spark.sql.session.timeZone (a Spark zone id, ``sparksql.zone``): the casts between
 TIMESTAMP and DATE / TIMESTAMP_NTZ / STRING and TIMESTAMP +- an interval read it, and
@@ -30,12 +31,10 @@ from typing import Callable, Sequence
 
 from . import format as fmt
 from . import zone as _zone
-from .coercion import canonical
 from .errors import SparkAnalysisError, SparkError
 from .types import INTEGRAL_RANGE, Kind, SqlType, round_float32
 
-__all__ = ["cast", "cast_chain", "function", "compile_call", "fit_decimal", "compare", "equal_nan",
-           "DEC_CTX", "sort_key"]
+__all__ = ["cast", "cast_chain", "fit_decimal", "compare", "equal_nan", "DEC_CTX", "sort_key"]
 
 DEC_CTX = Context(prec=400, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
 _DECIMAL128 = Context(prec=34, rounding=ROUND_HALF_EVEN, Emax=6144, Emin=-6143)
@@ -178,16 +177,6 @@ def cast_raises(src: SqlType, chain: Sequence[SqlType]) -> bool:
             return True
         src = dst
     return False
-
-
-def call_raises(name: str, arg_types: Sequence[SqlType]) -> bool:
-    """May the call raise for some argument values?  (False only for comparisons of atomic
-    values and the logical connectives.)"""
-    f = canonical(name)
-    if f in ("and", "or", "not"):
-        return False
-    return not (f in ("=", "<>", "<", "<=", ">", ">=") and all(
-        t.is_numeric or t.is_string or t.is_datetime or t.kind is Kind.BOOLEAN for t in arg_types))
 
 
 def _identity(v):
@@ -485,76 +474,6 @@ def _from_string(dst: SqlType, ansi: bool, src: SqlType, zone: str):
 
 # ---- functions ----------------------------------------------------------------------------
 
-def function(name: str, arg_types: Sequence[SqlType], result_type: SqlType, ansi: bool,
-             zone: str = "UTC"):
-    """A callable over evaluated argument values (types ``arg_types``, i.e. after the casts of
-    ``coercion.resolve``) giving ``result_type`` values in session zone ``zone``.  Strict
-    functions return None when any argument is None; lazy forms (and/or/case/if/coalesce/in)
-    see ``compile_call``."""
-    f = canonical(name)
-    types = tuple(arg_types)
-    builder = _BUILDERS.get(f)
-    if builder is None:
-        raise ValueError(f"unsupported function {name!r}")
-    return builder(f, types, result_type, ansi, zone)
-
-
-def compile_call(name: str, arg_types: Sequence[SqlType], result_type: SqlType, ansi: bool,
-                 children: Sequence[Callable], zone: str = "UTC") -> Callable:
-    """``row -> value`` for the call with Spark's evaluation order over child evaluators
-    ``children[i](row)`` (already producing ``arg_types[i]`` values)."""
-    f = canonical(name)
-    ch = tuple(children)
-    if f in _LAZY:
-        return _LAZY[f](f, tuple(arg_types), result_type, ansi, zone, ch)
-    fn = function(f, arg_types, result_type, ansi, zone)
-    if f in _EAGER:
-        return lambda row: fn(*[c(row) for c in ch])
-    if len(ch) == 1:
-        c0 = ch[0]
-
-        def unary(row):
-            v = c0(row)
-            return None if v is None else fn(v)
-        return unary
-    if len(ch) == 2 and f in ("/", "div", "%", "pmod"):
-        c0, c1 = ch
-        zero_null = not ansi
-
-        def divmod_like(row):
-            # DivModLike.eval: the divisor first; NULL (or 0 without ANSI) skips the dividend
-            b = c1(row)
-            if b is None or (zero_null and b == 0):
-                return None
-            a = c0(row)
-            if a is None:
-                return None
-            return fn(a, b)
-        return divmod_like
-    if len(ch) == 2:
-        c0, c1 = ch
-
-        def binary(row):
-            a = c0(row)
-            if a is None:
-                return None
-            b = c1(row)
-            if b is None:
-                return None
-            return fn(a, b)
-        return binary
-
-    def nary(row):
-        vals = []
-        for c in ch:
-            v = c(row)
-            if v is None:
-                return None
-            vals.append(v)
-        return fn(*vals)
-    return nary
-
-
 def _strict(fn):
     code = getattr(fn, "__code__", None)
     n = None if code is None or fn.__defaults__ else code.co_argcount
@@ -589,7 +508,7 @@ def _int_check(kind: Kind, ansi: bool, op: str):
     return check
 
 
-def _arith(f, types, result, ansi, zone):
+def arithmetic_fn(f, types, result, ansi, zone):
     l, r = types
     op = f
     if result.kind is Kind.DECIMAL and l.is_decimal and r.is_decimal:
@@ -829,7 +748,7 @@ def _add_months_date(days: int, months: int) -> int:
 
 # -- comparisons
 
-def _cmp_fn(f, types, result, ansi, zone):
+def comparison_fn(f, types, result, ansi, zone):
     t = types[0]
     if t.is_void:
         return (lambda a, b: True if a is None and b is None else False) if f == "<=>" else \
@@ -860,12 +779,10 @@ def _cmp_fn(f, types, result, ansi, zone):
     if f == "is_distinct_from":
         eq = table["="]
         return lambda a, b: (a is None) != (b is None) if a is None or b is None else not eq(a, b)
-    if f == "is_not_distinct_from":
-        return _cmp_fn("<=>", types, result, ansi, zone)
     return _strict(table[f])
 
 
-# -- logic and null tests (eager value forms; compile_call has the lazy ones)
+# -- logic and null tests (eager value forms; the lazy ones are below)
 
 def _and(a, b):
     if a is False or b is False:
@@ -883,7 +800,7 @@ def _or(a, b):
     return False
 
 
-def _logic(f, types, result, ansi, zone):
+def logic_fn(f, types, result, ansi, zone):
     if f == "and":
         return _and
     if f == "or":
@@ -891,8 +808,8 @@ def _logic(f, types, result, ansi, zone):
     return lambda a: None if a is None else not a
 
 
-def _in_fn(f, types, result, ansi, zone):
-    eq = _cmp_fn("=", types[:2], result, ansi, zone)
+def in_fn(f, types, result, ansi, zone):
+    eq = comparison_fn("=", types[:2], result, ansi, zone)
 
     def in_(v, *items):
         if v is None:
@@ -907,7 +824,7 @@ def _in_fn(f, types, result, ansi, zone):
     return in_
 
 
-def _between_fn(f, types, result, ansi, zone):
+def between_fn(f, types, result, ansi, zone):
     ge = _cmp_sides(">=", types[0], types[1], ansi, zone)
     le = _cmp_sides("<=", types[0], types[2], ansi, zone)
 
@@ -916,7 +833,7 @@ def _between_fn(f, types, result, ansi, zone):
     return between
 
 
-def _case_fn(f, types, result, ansi, zone):
+def case_fn(f, types, result, ansi, zone):
     n = len(types)
 
     def case(*vals):
@@ -927,7 +844,7 @@ def _case_fn(f, types, result, ansi, zone):
     return case
 
 
-def _coalesce_fn(f, types, result, ansi, zone):
+def coalesce_fn(f, types, result, ansi, zone):
     def coalesce(*vals):
         for v in vals:
             if v is not None:
@@ -936,7 +853,7 @@ def _coalesce_fn(f, types, result, ansi, zone):
     return coalesce
 
 
-def _nullif_fn(f, types, result, ansi, zone):
+def nullif_fn(f, types, result, ansi, zone):
     eq = _cmp_sides("=", types[0], types[1], ansi, zone)
 
     def nullif(a, b):
@@ -944,7 +861,7 @@ def _nullif_fn(f, types, result, ansi, zone):
     return nullif
 
 
-def _greatest_fn(f, types, result, ansi, zone):
+def greatest_fn(f, types, result, ansi, zone):
     c = compare(result)
     want = 1 if f == "greatest" else -1
 
@@ -957,13 +874,13 @@ def _greatest_fn(f, types, result, ansi, zone):
     return pick
 
 
-def _is_null_fn(f, types, result, ansi, zone):
+def null_test_fn(f, types, result, ansi, zone):
     return (lambda v: v is None) if f == "is_null" else (lambda v: v is not None)
 
 
 # -- numeric functions
 
-def _neg_abs(f, types, result, ansi, zone):
+def neg_abs_fn(f, types, result, ansi, zone):
     t = types[0]
     if t.is_integral or t.is_interval:
         lo, hi = t.int_range if t.is_integral else INTEGRAL_RANGE[
@@ -999,7 +916,7 @@ def _neg_abs(f, types, result, ansi, zone):
     return _strict((lambda v: -v) if f == "negative" else abs)
 
 
-def _double_fn(f, types, result, ansi, zone):
+def double_fn(f, types, result, ansi, zone):
     def sqrt(x):
         return math.sqrt(x) if x >= 0 else (math.nan if x == x else x)
 
@@ -1040,7 +957,7 @@ def _double_fn(f, types, result, ansi, zone):
                     "pow": pow_}[f])
 
 
-def _sign_fn(f, types, result, ansi, zone):
+def sign_fn(f, types, result, ansi, zone):
     def sign(x):
         if x != x:
             return math.nan
@@ -1048,7 +965,7 @@ def _sign_fn(f, types, result, ansi, zone):
     return _strict(sign)
 
 
-def _round_fn(f, types, result, ansi, zone):
+def round_fn(f, types, result, ansi, zone):
     t = types[0]
     mode = ROUND_HALF_UP if f == "round" else ROUND_HALF_EVEN
     scale_arg = len(types) == 2
@@ -1082,7 +999,7 @@ def _round_fn(f, types, result, ansi, zone):
     return _strict(rounder)
 
 
-def _floor_ceil_fn(f, types, result, ansi, zone):
+def floor_ceil_fn(f, types, result, ansi, zone):
     t = types[0]
     mode = ROUND_FLOOR if f == "floor" else ROUND_CEILING
     if len(types) == 2:
@@ -1112,7 +1029,7 @@ def _floor_ceil_fn(f, types, result, ansi, zone):
 
 # -- strings
 
-def _concat_fn(f, types, result, ansi, zone):
+def concat_fn(f, types, result, ansi, zone):
     if result.kind is Kind.ARRAY:
         def concat_arrays(*vals):
             if any(v is None for v in vals):
@@ -1133,7 +1050,7 @@ def _concat_fn(f, types, result, ansi, zone):
     return concat
 
 
-def _string_fn(f, types, result, ansi, zone):
+def string_fn(f, types, result, ansi, zone):
     if f == "length":
         return _strict(len)
     if f == "upper":
@@ -1149,7 +1066,7 @@ def _string_fn(f, types, result, ansi, zone):
     raise ValueError(f)
 
 
-def _substring_fn(f, types, result, ansi, zone):
+def substring_fn(f, types, result, ansi, zone):
     def substring(s, pos, length=(1 << 31) - 1):
         # UTF8String.substringSQL
         n = len(s)
@@ -1163,7 +1080,7 @@ def _substring_fn(f, types, result, ansi, zone):
     return _strict(substring)
 
 
-def _date_fn(f, types, result, ansi, zone):
+def date_fn(f, types, result, ansi, zone):
     if f == "datediff":
         return _strict(lambda a, b: a - b)
     if f == "date_add":
@@ -1171,29 +1088,7 @@ def _date_fn(f, types, result, ansi, zone):
     return _strict(lambda d, n: d - n)
 
 
-_BUILDERS = {
-    "+": _arith, "-": _arith, "*": _arith, "/": _arith, "%": _arith, "div": _arith,
-    "pmod": _arith,
-    "=": _cmp_fn, "<>": _cmp_fn, "<": _cmp_fn, "<=": _cmp_fn, ">": _cmp_fn, ">=": _cmp_fn,
-    "<=>": _cmp_fn, "is_distinct_from": _cmp_fn, "is_not_distinct_from": _cmp_fn,
-    "and": _logic, "or": _logic, "not": _logic, "in": _in_fn, "between": _between_fn,
-    "case": _case_fn, "if": _case_fn, "coalesce": _coalesce_fn, "nullif": _nullif_fn,
-    "greatest": _greatest_fn, "least": _greatest_fn, "is_null": _is_null_fn,
-    "is_not_null": _is_null_fn, "abs": _neg_abs, "negative": _neg_abs, "positive": _neg_abs,
-    "sqrt": _double_fn, "exp": _double_fn, "ln": _double_fn, "log10": _double_fn, "logarithm": _double_fn,
-    "pow": _double_fn, "sign": _sign_fn, "round": _round_fn, "bround": _round_fn,
-    "floor": _floor_ceil_fn, "ceil": _floor_ceil_fn, "concat": _concat_fn,
-    "length": _string_fn, "upper": _string_fn, "lower": _string_fn, "trim": _string_fn,
-    "ltrim": _string_fn, "rtrim": _string_fn, "substring": _substring_fn,
-    "date_add": _date_fn, "date_sub": _date_fn, "datediff": _date_fn,
-}
-
-# Evaluate every argument (no stop at the first NULL)
-_EAGER = frozenset(("<=>", "is_distinct_from", "is_not_distinct_from", "is_null",
-                    "is_not_null", "concat", "greatest", "least"))
-
-
-def _lazy_and(f, types, result, ansi, zone, ch):
+def lazy_logic(f, types, result, ansi, zone, ch):
     a, b = ch
     if f == "and":
         def and_(row):
@@ -1217,7 +1112,7 @@ def _lazy_and(f, types, result, ansi, zone, ch):
     return or_
 
 
-def _lazy_case(f, types, result, ansi, zone, ch):
+def lazy_case(f, types, result, ansi, zone, ch):
     n = len(ch)
     pairs = tuple((ch[i], ch[i + 1]) for i in range(0, n - 1, 2))
     default = ch[-1] if n % 2 == 1 else (lambda row: None)
@@ -1230,7 +1125,7 @@ def _lazy_case(f, types, result, ansi, zone, ch):
     return case
 
 
-def _lazy_coalesce(f, types, result, ansi, zone, ch):
+def lazy_coalesce(f, types, result, ansi, zone, ch):
     def coalesce(row):
         for c in ch:
             v = c(row)
@@ -1240,8 +1135,8 @@ def _lazy_coalesce(f, types, result, ansi, zone, ch):
     return coalesce
 
 
-def _lazy_in(f, types, result, ansi, zone, ch):
-    eq = _cmp_fn("=", types[:2], result, ansi, zone)
+def lazy_in(f, types, result, ansi, zone, ch):
+    eq = comparison_fn("=", types[:2], result, ansi, zone)
     value, items = ch[0], ch[1:]
 
     def in_(row):
@@ -1266,7 +1161,7 @@ def _cmp_sides(f, ta, tb, ansi, zone):
     from .coercion import comparison_type
     w = comparison_type(f, ta, tb, ansi)
     ca, cb = cast(ta, w, ansi, zone=zone), cast(tb, w, ansi, zone=zone)
-    op = _cmp_fn(f, (w, w), None, ansi, zone)
+    op = comparison_fn(f, (w, w), None, ansi, zone)
 
     def compare(a, b_thunk):
         x = ca(a)
@@ -1280,7 +1175,7 @@ def _cmp_sides(f, ta, tb, ansi, zone):
     return compare
 
 
-def _lazy_between(f, types, result, ansi, zone, ch):
+def lazy_between(f, types, result, ansi, zone, ch):
     # Spark 4 rewrites BETWEEN to ``With(v) { x => x >= lo AND x <= hi }``: v once, each
     # comparison in Spark's order (``_cmp_sides``), AND skipping the second when the first is false
     tv, tlo, thi = types
@@ -1300,7 +1195,7 @@ def _lazy_between(f, types, result, ansi, zone, ch):
     return between
 
 
-def _lazy_nullif(f, types, result, ansi, zone, ch):
+def lazy_nullif(f, types, result, ansi, zone, ch):
     # Spark 4: ``With(a) { x => IF(x = b, NULL, x) }``: b is evaluated only when a (cast to the
     # comparison type) is not NULL
     eq = _cmp_sides("=", types[0], types[1], ansi, zone)
@@ -1312,8 +1207,3 @@ def _lazy_nullif(f, types, result, ansi, zone, ch):
             return None
         return None if eq(x, lambda: b(row)) else x
     return nullif
-
-
-_LAZY = {"and": _lazy_and, "or": _lazy_and, "case": _lazy_case, "if": _lazy_case,
-         "coalesce": _lazy_coalesce, "in": _lazy_in, "between": _lazy_between,
-         "nullif": _lazy_nullif}
