@@ -156,6 +156,8 @@ from sqlglot.tokens import Token, TokenType
 
 from udtf.errors import MatchRecognizeError, line_col
 
+from .calls import AS_WRITTEN
+
 __all__ = [
     "ParseError",
     "SparkCep",
@@ -571,14 +573,14 @@ def _typed_literal(parser, literal, data_type):
     return cast
 
 
-def _as_written(name: str, arities: tuple, otherwise=None):
+def _as_written(name: str, counts: tuple | None, otherwise):
     """A builder keeping Spark's function ``name`` as an ``exp.Anonymous`` call for the
-    argument counts ``arities`` (sqlglot's Spark parser normalises ``log10(x)`` to
-    ``LOG(10, x)``, ``date_add(d, n)`` to ``TS_OR_DS_ADD``, ``date_sub(d, n)`` to
-    ``date_add(d, n * -1)``: other Spark functions, with other types, errors or ulps);
-    other counts go to sqlglot's own builder ``otherwise``."""
+    argument counts ``counts`` (None: any), as ``calls.AS_WRITTEN`` asks (sqlglot's Spark parser
+    normalises ``log10(x)`` to ``LOG(10, x)``, ``date_add(d, n)`` to ``TS_OR_DS_ADD``,
+    ``date_sub(d, n)`` to ``date_add(d, n * -1)``: other Spark functions, with other types,
+    errors or ulps); other counts go to sqlglot's own builder ``otherwise``."""
     def build(args):
-        if len(args) in arities or otherwise is None:
+        if counts is None or len(args) in counts:
             return exp.Anonymous(this=name, expressions=args)
         return otherwise(args)
     return build
@@ -590,9 +592,8 @@ class SparkCepParser(SparkParser):
 
     FUNCTIONS = {
         **SparkParser.FUNCTIONS,
-        "LOG10": _as_written("LOG10", (1,)),
-        **{name: _as_written(name, (2,), SparkParser.FUNCTIONS[name])
-           for name in ("DATE_ADD", "DATEADD", "DATE_SUB", "DATEDIFF", "DATE_DIFF")},
+        **{name.upper(): _as_written(name.upper(), counts, SparkParser.FUNCTIONS[name.upper()])
+           for name, counts in AS_WRITTEN.items() if name.upper() in SparkParser.FUNCTIONS},
     }
 
     TYPE_LITERAL_PARSERS = {

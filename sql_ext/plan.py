@@ -27,7 +27,7 @@ from udtf import expr as ir
 from udtf.plan import Atom, Comparison, Condition, Lagged, RowsMode, Semantics
 from udtf.sparksql.coercion import literal
 
-from . import rules
+from . import calls, rules
 from .analyze import Analysis, analysis_column, error, variable_name
 from .interval import year_month
 from .parse import (Classifier, Final, First, Last, MatchNumber, Navigation, Next, Prev, Running, position,
@@ -37,18 +37,6 @@ _COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: 
 # Spark types whose comparisons Arrow computes identically (no NaN, collation or cross-type casts)
 _ARROW_COMPARABLE = re.compile(r"(tinyint|smallint|int|bigint|date|timestamp|timestamp_ntz|string|"
                                r"decimal\(\d+,\d+\))")
-# sqlglot node -> Spark operator or function name (``udtf.sparksql.coercion``) over match state
-_OPERATORS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.IntDiv: "div",
-              exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
-              exp.NullSafeEQ: "<=>", exp.NullSafeNEQ: "is_distinct_from", exp.And: "and", exp.Or: "or",
-              exp.Not: "not", exp.Neg: "negative", exp.DPipe: "concat", exp.Coalesce: "coalesce",
-              exp.Nullif: "nullif", exp.Greatest: "greatest", exp.Least: "least", exp.Abs: "abs",
-              exp.Round: "round", exp.Floor: "floor", exp.Ceil: "ceil", exp.Sqrt: "sqrt", exp.Exp: "exp",
-              exp.Ln: "ln", exp.Pow: "pow", exp.Sign: "sign", exp.Concat: "concat", exp.Length: "length",
-              exp.Upper: "upper", exp.Lower: "lower", exp.Substring: "substring", exp.Trim: "trim"}
-# Spark functions the parser keeps as written (``exp.Anonymous``) that the engine evaluates
-_FUNCTIONS = {"bround", "pmod", "positive", "ltrim", "rtrim", "date_add", "dateadd", "date_sub", "datediff",
-              "date_diff", "log10"}
 
 
 @dataclass(frozen=True)
@@ -407,7 +395,7 @@ class _Planner:
                 child(branch.args["true"]))]
             default = node.args.get("default")
             return ir.Call("case", tuple(parts) + ((child(default),) if default is not None else ()), (), None, at)
-        call = _call(node)
+        call = calls.call(node)
         if call is None:
             raise error(f"{rules.construct(node)} over match state (aggregates, FIRST/LAST, CLASSIFIER or "
                         "variable columns) is not supported; the engine evaluates Spark's operators, "
@@ -590,35 +578,6 @@ def _cast_target(node: exp.Cast) -> str:
     return node.to.sql(dialect="spark").lower().replace(" ", "")
 
 
-def _call(node) -> tuple | None:
-    """(Spark function name, operands) of an operator or function call the engine evaluates."""
-    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-        return "is_null", [node.this]
-    if isinstance(node, exp.Not) and isinstance(node.this, exp.Is) and isinstance(node.this.expression, exp.Null):
-        return "is_not_null", [node.this.this]
-    if isinstance(node, exp.In) and node.expressions and not node.args.get("query"):
-        return "in", [node.this, *node.expressions]
-    if isinstance(node, exp.Between):
-        return "between", [node.this, node.args["low"], node.args["high"]]
-    if isinstance(node, exp.Case) and node.this is None:
-        default = node.args.get("default")
-        return "case", [p for branch in node.args.get("ifs") or [] for p in (branch.this, branch.args["true"])] + \
-            ([default] if default is not None else [])
-    if isinstance(node, exp.If):
-        false = node.args.get("false")
-        return "if", [node.this, node.args["true"], *([false] if false is not None else [])]
-    if isinstance(node, exp.Log):
-        return ("ln", [node.this]) if node.expression is None else ("logarithm", [node.this, node.expression])
-    name = _OPERATORS.get(type(node))
-    if name is not None:
-        operands = [node.this, node.expression] if isinstance(node, exp.Binary) else \
-            [v for v in node.args.values() if isinstance(v, exp.Expression)] + list(node.expressions)
-        return name, [o for o in operands if o is not None]
-    if isinstance(node, exp.Anonymous) and node.name.lower() in _FUNCTIONS:
-        return node.name.lower(), list(node.expressions)
-    return None
-
-
 def _constant(node) -> bool:
     """Is ``node`` built of literals, casts and calls the engine evaluates (no column, window,
     subquery or other function)?  The engine then evaluates it, lazily where Spark does."""
@@ -630,5 +589,5 @@ def _constant(node) -> bool:
         return _constant(node.this)
     if isinstance(node, exp.Case) and node.this is not None:
         return all(_constant(n) for n in [node.this, *node.args["ifs"], node.args.get("default")] if n is not None)
-    call = _call(node)
+    call = calls.call(node)
     return call is not None and all(_constant(o) for o in call[1])

@@ -327,3 +327,19 @@ def test_sum_of_negative_zero_and_decimal_overflow_classes(ms):
             rows(ms, f"""SELECT * FROM sums MATCH_RECOGNIZE (PARTITION BY k ORDER BY t
                 MEASURES FINAL {agg}(A.d) AS v PATTERN (A+) DEFINE A AS true) AS m""")
         assert M.error_class(info.value) == "NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION"
+
+
+@pytest.mark.parametrize("ours, theirs", [
+    ("ltrim(A.s) = 'a  '", "ltrim(PREV(s)) = 'a  '"),
+    ("rtrim(A.s) = '  a'", "rtrim(PREV(s)) = '  a'"),
+    ("TRIM(LEADING FROM A.s) = 'a  '", "TRIM(LEADING FROM PREV(s)) = 'a  '"),
+    ("trim(A.s) = 'a'", "trim(PREV(s)) = 'a'"),
+])
+def test_one_sided_trims_over_match_state(ms, ours, theirs):
+    """LTRIM / RTRIM over match state trim one side, as Spark does (they once trimmed both)."""
+    view(ms, "padded", "o int, s string", [(1, "  a  "), (2, "b")])
+
+    def run(condition):
+        return rows(ms, f"""SELECT * FROM padded MATCH_RECOGNIZE (ORDER BY o MEASURES A.o AS a
+            PATTERN (A B) DEFINE B AS {condition}) AS m""")
+    assert run(ours) == run(theirs) == [(1,)]

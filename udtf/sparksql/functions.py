@@ -8,11 +8,10 @@ evaluates its arguments, and what Spark's optimizer relies on (``nullIntolerant`
 ``ConditionalExpression``); optionally the numpy ufunc ``match.vector`` evaluates it with.
 Every table the rest of the code reads is derived from the records: ``resolve`` and
 ``compile_call`` here, NullPropagation and ConstantFolding in ``sql_ext.optimize``, the lanes in
-``udtf.match.vector``.  ``sql_ext`` maps sqlglot's nodes to these names.
+``udtf.match.vector``.  ``sql_ext.calls`` maps sqlglot's nodes to these names.
 
 Adding a function: one ``Function`` record below (with its typing rule and builder; the
-generic ones in ``coercion`` / ``scalar`` usually fit) and the line in ``sql_ext`` that maps
-sqlglot's node to it.
+generic ones in ``coercion`` / ``scalar`` usually fit) and one line in ``sql_ext.calls``.
 """
 from __future__ import annotations
 

@@ -1,0 +1,86 @@
+"""Which Spark function a sqlglot node calls: sql_ext's one mapping from sqlglot's nodes to the
+names of the function registry (``udtf.sparksql.functions``), for the calls the engine
+evaluates over match state.  Everything else about a function is its registry record.
+
+* ``NODES``: a node whose operands are its own children (``a + b``, ``ABS(x)``, ...);
+* ``SHAPED``: nodes that lay their operands out otherwise, or stand for different functions
+  by their arguments (``x IS NULL``, ``IN``, ``CASE``, ``LOG``, ``LTRIM``, ...);
+* ``AS_WRITTEN``: functions sqlglot parses as ``exp.Anonymous``, or would rewrite into other
+  functions (``log10(x)`` into ``LOG(10, x)``): the parser keeps those as written
+  (``sql_ext.parse``), for the argument counts given (None: any).
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+NODES = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.IntDiv: "div",
+         exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+         exp.NullSafeEQ: "<=>", exp.NullSafeNEQ: "is_distinct_from", exp.And: "and", exp.Or: "or",
+         exp.Not: "not", exp.Neg: "negative", exp.DPipe: "concat", exp.Coalesce: "coalesce",
+         exp.Nullif: "nullif", exp.Greatest: "greatest", exp.Least: "least", exp.Abs: "abs",
+         exp.Round: "round", exp.Floor: "floor", exp.Ceil: "ceil", exp.Sqrt: "sqrt", exp.Exp: "exp",
+         exp.Ln: "ln", exp.Pow: "pow", exp.Sign: "sign", exp.Concat: "concat", exp.Length: "length",
+         exp.Upper: "upper", exp.Lower: "lower", exp.Substring: "substring",
+         }
+
+
+def _is_null(node):
+    return [node.this] if isinstance(node.expression, exp.Null) else None
+
+
+def _is_not_null(node):
+    inner = node.this
+    return [inner.this] if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null) else None
+
+
+def _case(node):
+    if node.this is not None:  # CASE v WHEN ...: the planner makes it CASE WHEN v = w ...
+        return None
+    default = node.args.get("default")
+    return [p for branch in node.args.get("ifs") or [] for p in (branch.this, branch.args["true"])] + \
+        ([default] if default is not None else [])
+
+
+def _trim(*positions):
+    return lambda node: [node.this] if node.args.get("position") in positions and node.expression is None else None
+
+
+# (node, name, operands(node) or None where the node is not that call), tried in order
+SHAPED = (
+    (exp.Is, "is_null", _is_null),
+    (exp.Not, "is_not_null", _is_not_null),
+    (exp.In, "in", lambda node: [node.this, *node.expressions] if node.expressions and not node.args.get("query")
+     else None),
+    (exp.Between, "between", lambda node: [node.this, node.args["low"], node.args["high"]]),
+    (exp.Case, "case", _case),
+    (exp.If, "if", lambda node: [node.this, node.args["true"], *[f for f in [node.args.get("false")] if f is not None]]),
+    (exp.Log, "ln", lambda node: [node.this] if node.expression is None else None),
+    (exp.Log, "logarithm", lambda node: [node.this, node.expression] if node.expression is not None else None),
+    (exp.Trim, "trim", _trim(None, "BOTH")),
+    (exp.Trim, "ltrim", _trim("LEADING")),
+    (exp.Trim, "rtrim", _trim("TRAILING")),
+)
+
+AS_WRITTEN = {"bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),
+              "date_sub": (2,), "datediff": (2,), "date_diff": (2,)}
+
+NAMES = frozenset(NODES.values()) | {name for _, name, _ in SHAPED} | frozenset(AS_WRITTEN)
+
+
+def call(node) -> tuple[str, list] | None:
+    """(registry name, operands) of the call ``node`` is, or None for any other node."""
+    for kind, name, operands in SHAPED:
+        if isinstance(node, kind):
+            found = operands(node)
+            if found is not None:
+                return name, found
+    name = NODES.get(type(node))
+    if name is not None:
+        operands = [node.this, node.expression] if isinstance(node, exp.Binary) else \
+            [v for v in node.args.values() if isinstance(v, exp.Expression)] + list(node.expressions)
+        return name, [o for o in operands if o is not None]
+    if isinstance(node, exp.Anonymous) and node.name.lower() in AS_WRITTEN:
+        counts = AS_WRITTEN[node.name.lower()]
+        if counts is None or len(node.expressions) in counts:
+            return node.name.lower(), list(node.expressions)
+    return None
