@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from udtf.sparksql.aggregates import AGGREGATES
+from udtf.sparksql.aggregates import NAMES as AGGREGATES
 
 from .analyze import Analysis, error, variable_name
 from .parse import Classifier, Final, First, Last, MatchNumber, MatchRecognizeClause, Navigation, Running

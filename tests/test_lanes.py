@@ -181,6 +181,7 @@ def test_a_fold_over_rows_ahead_is_the_fold_row_by_row(fn, kind):
 
     from udtf import expr as ir
     from udtf.match.vector import Compiler, Fold, View
+    from udtf.sparksql.aggregates import lookup
 
     rng = np.random.default_rng(7)
     lanes, ahead, size = 50, 9, 400
@@ -189,7 +190,7 @@ def test_a_fold_over_rows_ahead_is_the_fold_row_by_row(fn, kind):
     else:
         column = rng.choice([-(1 << 61), -7, 0, 3, 1 << 60, (1 << 61) + 5], size)
     arg = None if fn == "count(*)" else Compiler({"A": 0}).compile(ir.Col("x", kind), row_only=True)
-    fold = Fold(fn.removesuffix("(*)"), None if arg is None else kind, frozenset({0}), arg)
+    fold = Fold(lookup(fn.removesuffix("(*)")).vector, None if arg is None else kind, frozenset({0}), arg)
     state = fold.initial(lanes)
     rows = rng.integers(0, size - ahead, lanes)
     for step in range(3):  # lanes with 0, 1 and 2 rows folded already

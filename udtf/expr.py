@@ -391,15 +391,10 @@ def _column_cast(expr):
 
 def _raises_unlocated(expr) -> bool:
     """May evaluating ``expr`` itself raise a Spark error no node of it locates?  (An
-    aggregate's result, unless it cannot fail: COUNT, MIN, MAX, SUM / AVG of integers or
-    floating point numbers.)"""
+    aggregate's result, unless its fold cannot fail there: ``Fold.result_raises``.)"""
     if not isinstance(expr, Agg):
         return False
-    fn = expr.fn.lower()
-    if fn in ("count", "min", "max"):
-        return False
-    return not (fn in ("sum", "avg") and all(SqlType.parse(t).is_integral or SqlType.parse(t).is_floating
-                                             for t in expr.arg_types))
+    return aggregate(expr.fn, [SqlType.parse(t) for t in expr.arg_types], expr.distinct, True).result_raises
 
 
 def _compile_common(expr, compile_child, ansi: bool, zone: str):

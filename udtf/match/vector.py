@@ -20,6 +20,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..expr import Agg, Call, Cast, Col, Lit, Nav, NavMode, type_of
+from ..sparksql import aggregates
 from ..sparksql.functions import lookup
 
 INTEGRAL = {"tinyint": (-(1 << 7), (1 << 7) - 1), "smallint": (-(1 << 15), (1 << 15) - 1),
@@ -27,7 +28,6 @@ INTEGRAL = {"tinyint": (-(1 << 7), (1 << 7) - 1), "smallint": (-(1 << 15), (1 <<
 # (bigint is held to +-2**62, so one more + or - of two such values cannot leave int64; the
 # values between 2**62 and 2**63 are left to the Pike VM)
 NUMERIC = {*INTEGRAL, "double"}
-FOLDS = ("sum", "avg", "count", "min", "max")
 
 
 class Unsupported(Exception):
@@ -253,15 +253,15 @@ class Compiler:
         return nav
 
     def _agg(self, expr: Agg):
-        fn = expr.fn.lower()
-        if fn not in FOLDS or expr.distinct or expr.filter is not None or len(expr.args) > 1 or \
-                (fn != "count" and (len(expr.args) != 1 or expr.arg_types[0] not in NUMERIC)):
-            raise Unsupported(f"aggregate {fn}")
+        form = aggregates.lookup(expr.fn).vector  # the aggregate's vectorized form, if it has one
+        if form is None or expr.distinct or expr.filter is not None or len(expr.args) > 1 or \
+                (form != "count" and (len(expr.args) != 1 or expr.arg_types[0] not in NUMERIC)):
+            raise Unsupported(f"aggregate {expr.fn}")
         self._range(expr.vars)  # the same restriction on its variables
         members = frozenset(range(len(self.elements))) if expr.vars is None else \
             frozenset(self.elements[v] for v in expr.vars)
         arg = self.compile(expr.args[0], row_only=True) if expr.args else None
-        fold = Fold(fn, expr.arg_types[0] if expr.args else None, members, arg)
+        fold = Fold(form, expr.arg_types[0] if expr.args else None, members, arg)
         slot = len(self.aggs)
         self.aggs.append(fold)
         return lambda view: fold.result(view.aggs[slot])
@@ -270,16 +270,18 @@ class Compiler:
 class Fold:
     """An aggregate over lanes: its state is a tuple of arrays (one entry per lane), the last
     one ``unsure``; ``add`` folds in the row each lane reads, in row order, as
-    ``udtf.sparksql.aggregates`` does (sequential double sums, SUM of integers exact)."""
+    ``udtf.sparksql.aggregates`` does (sequential double sums, SUM of integers exact).
+    ``form``: the aggregate's ``Aggregate.vector``: count, add (SUM), mean (AVG), minimum or
+    maximum (numpy's ufunc)."""
 
-    def __init__(self, fn: str, arg_type, members: frozenset, arg):
-        self.fn, self.arg_type, self.members, self.arg = fn, arg_type, members, arg
+    def __init__(self, form: str, arg_type, members: frozenset, arg):
+        self.form, self.arg_type, self.members, self.arg = form, arg_type, members, arg
 
     def initial(self, n: int) -> tuple:
         unsure = np.zeros(n, dtype=bool)
-        if self.fn == "count":
+        if self.form == "count":
             return np.zeros(n, dtype=np.int64), unsure
-        dtype = np.float64 if self.fn == "avg" or self.arg_type == "double" else np.int64
+        dtype = np.float64 if self.form == "mean" or self.arg_type == "double" else np.int64
         return np.zeros(n, dtype=dtype), np.zeros(n, dtype=np.int64), unsure
 
     def add(self, state: tuple, view: View) -> tuple:
@@ -288,18 +290,18 @@ class Fold:
         vec = self.arg(view)
         x, valid = vec.values, vec.valid
         unsure = _or(state[-1], vec.unsure) if vec.unsure is not None else state[-1]
-        if self.fn == "count":
+        if self.form == "count":
             return state[0] + (1 if valid is None else valid), unsure
         total, n = state[0], state[1]
         grown = n + 1 if valid is None else n + valid
-        if self.fn == "avg":
+        if self.form == "mean":
             added = total + x.astype(np.float64)
-        elif self.fn == "sum":
+        elif self.form == "add":
             added = np.where(n > 0, total, 0) + x  # SUM: the first value, or the sum plus it
             if added.dtype == np.int64:
                 unsure = unsure | (added < -(1 << 62)) | (added > (1 << 62) - 1)
         else:
-            added = np.where(n > 0, (np.minimum if self.fn == "min" else np.maximum)(total, x), x)
+            added = np.where(n > 0, getattr(np, self.form)(total, x), x)
         if valid is not None:
             added = np.where(valid, added, total)
         return added, grown, unsure
@@ -319,12 +321,12 @@ class Fold:
             return None
         unsure = before if vec.unsure is None else before | np.logical_or.accumulate(
             np.broadcast_to(vec.unsure, shape), axis=1)
-        if self.fn == "count":
+        if self.form == "count":
             return state[0][:, None] + ahead, np.broadcast_to(unsure, shape)
         x, (total, n) = np.broadcast_to(vec.values, shape), state[:2]
-        if self.fn == "avg":
+        if self.form == "mean":
             folded = np.add.accumulate(np.concatenate([total[:, None], x.astype(np.float64)], axis=1), axis=1)
-        elif self.fn == "sum":
+        elif self.form == "add":
             start = np.where(n > 0, total, 0)  # SUM: the first value, or the sum plus it
             folded = np.add.accumulate(np.concatenate([start[:, None], x], axis=1), axis=1)
             if folded.dtype == np.int64:
@@ -332,17 +334,17 @@ class Fold:
                                                            axis=1)
         else:
             start = np.where(n > 0, total, x[:, 0])
-            op = np.minimum if self.fn == "min" else np.maximum
+            op = getattr(np, self.form)
             folded = op.accumulate(np.concatenate([start[:, None], x], axis=1), axis=1)
         return folded[:, 1:], n[:, None] + ahead, np.broadcast_to(unsure, shape)
 
     def result(self, state: tuple) -> Vec:
         unsure = state[-1] if state[-1].any() else None
-        if self.fn == "count":
+        if self.form == "count":
             return Vec(state[0], None, unsure)
         total, n = state[0], state[1]
         valid = n > 0
-        if self.fn == "avg":
+        if self.form == "mean":
             values = total / np.where(valid, n, 1)
             return _checked(values, "double", valid, unsure)
         return Vec(total, valid, unsure)
