@@ -343,3 +343,29 @@ def test_one_sided_trims_over_match_state(ms, ours, theirs):
         return rows(ms, f"""SELECT * FROM padded MATCH_RECOGNIZE (ORDER BY o MEASURES A.o AS a
             PATTERN (A B) DEFINE B AS {condition}) AS m""")
     assert run(ours) == run(theirs) == [(1,)]
+
+
+@pytest.mark.parametrize("ansi", [True, False], ids=["ansi", "no_ansi"])
+@pytest.mark.parametrize("ours, theirs", [
+    ("isnan(A.f)", "isnan(PREV(f))"),  # DOUBLE
+    ("NOT isnan(A.i)", "NOT isnan(PREV(i))"),  # INT, implicitly cast to DOUBLE
+    ("isnan(A.s)", "isnan(PREV(s))"),  # STRING 'NaN', cast to DOUBLE
+    ("isnan(A.f * 0)", "isnan(PREV(f) * 0)"),
+    ("isnan(A.n) = false", "isnan(PREV(n)) = false"),  # NULL in, false out
+])
+def test_isnan_over_match_state(ms, ansi, ours, theirs):
+    view(ms, "nans", "o int, f double, i int, s string, n double",
+         [(1, float("nan"), 3, "NaN", None), (2, 1.0, 4, "1", None)])
+    ansi_mode(ms, ansi)
+
+    def run(condition):
+        return rows(ms, f"""SELECT * FROM nans MATCH_RECOGNIZE (ORDER BY o MEASURES A.o AS a
+            PATTERN (A B) DEFINE B AS {condition}) AS m""")
+    assert run(ours) == run(theirs) == [(1,)]
+
+
+def test_isnan_of_a_boolean_is_an_analysis_error(ms):
+    view(ms, "nans", "o int, b boolean", [(1, True), (2, False)])
+    sql = "SELECT * FROM nans MATCH_RECOGNIZE (ORDER BY o MEASURES A.o AS a PATTERN (A B) DEFINE B AS isnan(A.b))"
+    error = analysis_error(ms, sql)
+    assert (error.line, error.column) == at(sql, "isnan(A.b)") and "UNEXPECTED_INPUT_TYPE" in error.message

@@ -23,7 +23,7 @@ from . import coercion as T
 from . import scalar as B
 from .coercion import Arg, Signature
 from .errors import SparkAnalysisError
-from .types import Kind, SqlType
+from .types import BOOLEAN, DOUBLE, FLOAT, Kind, SqlType
 
 __all__ = ["Function", "Order", "Nullable", "FUNCTIONS", "lookup", "resolve", "function", "compile_call"]
 
@@ -107,6 +107,33 @@ def _math(name, types, build, **kw) -> Function:
     return Function(name, types, build, null_intolerant=True, **kw)
 
 
+def _expects(*params: tuple[SqlType, ...], result: SqlType):
+    """The typing rule of Spark's ImplicitCastInputTypes: an argument of one of its parameter's
+    types keeps it, any other is implicitly cast to the first of them (or is an error)."""
+    def types(name, args, ansi) -> Signature:
+        if len(args) != len(params):
+            raise SparkAnalysisError("WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+                                     f"The `{name}` requires {len(params)} parameters but the actual number "
+                                     f"is {len(args)}.")
+        out = []
+        for i, (arg, accepted) in enumerate(zip(args, params)):
+            t = arg.type if isinstance(arg, T.Literal) else arg
+            cast = t if t in accepted else T.implicit_cast(t, accepted[0], ansi)
+            if cast is None:
+                raise SparkAnalysisError("DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+                                         f"Parameter {i + 1} of `{name}` requires the "
+                                         f"{' or '.join(str(a).upper() for a in accepted)} type, however has "
+                                         f"the type {str(t).upper()}.")
+            out.append(cast)
+        return Signature(tuple(out), result)
+    return types
+
+
+def _value(fn):
+    """The builder of ``fn`` over evaluated values, whatever their types."""
+    return lambda name, types, result, ansi, zone: fn
+
+
 FUNCTIONS: tuple[Function, ...] = (
     # arithmetic
     _arithmetic("+", "add"),
@@ -159,6 +186,8 @@ FUNCTIONS: tuple[Function, ...] = (
     _math("sign", T.sign_sig, B.sign_fn, aliases=("signum",)),
     Function("round", T.round_sig, B.round_fn),
     Function("bround", T.round_sig, B.round_fn),
+    Function("isnan", _expects((DOUBLE, FLOAT), result=BOOLEAN), _value(lambda x: x is not None and x != x),
+             order=Order.EAGER, nullable=Nullable.NEVER, raises=_never),
     _math("floor", T.floor_ceil_sig, B.floor_ceil_fn),
     _math("ceil", T.floor_ceil_sig, B.floor_ceil_fn, aliases=("ceiling",)),
     # strings
