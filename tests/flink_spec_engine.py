@@ -186,3 +186,14 @@ def compare(spec, ours, flink_full) -> str:
 def fmt(matches) -> str:
     """[((1, 'A'), (2, 'B'))] -> '{a:1 b:2}' ..."""
     return " ".join("{" + " ".join(f"{v.lower()}:{i}" for i, v in m) + "}" for m in matches) or "(none)"
+
+
+def compact(matches) -> list:
+    """[((1, 'A'), (2, 'B'))] -> ['a:1;b:2'] (names in first-event order, as Flink's keys)."""
+    out = []
+    for m in matches:
+        names: dict = {}
+        for i, v in m:
+            names.setdefault(v.lower(), []).append(str(i))
+        out.append(";".join(f"{k}:{','.join(ids)}" for k, ids in names.items()))
+    return out

@@ -204,23 +204,12 @@ def _check_all(pairs, flink_results, group, flink_within=True):
     return counts, failures
 
 
-def compact(matches) -> list:
-    """[((1, 'A'), (2, 'B'))] -> ['a:1;b:2'] (names in first-event order, as Flink's keys)."""
-    out = []
-    for m in matches:
-        names: dict = {}
-        for i, v in m:
-            names.setdefault(v.lower(), []).append(str(i))
-        out.append(";".join(f"{k}:{','.join(ids)}" for k, ids in names.items()))
-    return out
-
-
 def flink_compact(result) -> list:
-    return compact([fse.from_flink(m) for m in result["matches"]])
+    return fse.compact([fse.from_flink(m) for m in result["matches"]])
 
 
 def ours_compact(sp, flink_within=False) -> list:
-    return compact(fse.run_engine(sp, fse.translate(sp, flink_within=flink_within)))
+    return fse.compact(fse.run_engine(sp, fse.translate(sp, flink_within=flink_within)))
 
 
 # ---------------------------------------------------------------------------------------------

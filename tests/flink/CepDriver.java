@@ -43,10 +43,13 @@ import org.apache.flink.cep.functions.PatternProcessFunction;
 import org.apache.flink.cep.nfa.NFA;
 import org.apache.flink.cep.nfa.NFAState;
 import org.apache.flink.cep.nfa.aftermatch.AfterMatchSkipStrategy;
+import org.apache.flink.cep.nfa.aftermatch.SkipToFirstStrategy;
+import org.apache.flink.cep.nfa.aftermatch.SkipToLastStrategy;
 import org.apache.flink.cep.nfa.compiler.NFACompiler;
 import org.apache.flink.cep.nfa.sharedbuffer.SharedBuffer;
 import org.apache.flink.cep.nfa.sharedbuffer.SharedBufferAccessor;
 import org.apache.flink.cep.pattern.Pattern;
+import org.apache.flink.cep.pattern.WithinType;
 import org.apache.flink.cep.pattern.conditions.IterativeCondition;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
@@ -111,6 +114,23 @@ public class CepDriver {
         public String toString() {
             return "e(" + id + "," + name + "," + price + "@" + ts + ")";
         }
+    }
+
+    /** An event of a subclass (spec event {"type": "sub"}): what {@code subtype(SubEvent.class)} accepts. */
+    public static class SubEvent extends Event {
+        public SubEvent() {}
+
+        public SubEvent(long id, long name, double price, long ts) {
+            super(id, name, price, ts);
+        }
+    }
+
+    /** Orders events with the same timestamp by one field (spec "comparator"): CEP.pattern's EventComparator. */
+    static final class FieldComparator implements org.apache.flink.cep.EventComparator<Event> {
+        final String field;
+        FieldComparator(String field) { this.field = field; new Event().field(field); }
+        @Override
+        public int compare(Event x, Event y) { return Double.compare(x.field(field), y.field(field)); }
     }
 
     // ------------------------------------------------------------------------------------------
@@ -247,14 +267,24 @@ public class CepDriver {
     // Pattern construction
     // ------------------------------------------------------------------------------------------
 
-    static AfterMatchSkipStrategy parseSkip(JsonNode s) {
+    static AfterMatchSkipStrategy parseSkip(JsonNode s, boolean throwOnMiss) {
         String v = (s == null || s.isNull()) ? "NO_SKIP" : s.asText();
         if (v.equals("NO_SKIP")) return AfterMatchSkipStrategy.noSkip();
         if (v.equals("SKIP_TO_NEXT")) return AfterMatchSkipStrategy.skipToNext();
         if (v.equals("SKIP_PAST_LAST_EVENT")) return AfterMatchSkipStrategy.skipPastLastEvent();
-        if (v.startsWith("SKIP_TO_FIRST:")) return AfterMatchSkipStrategy.skipToFirst(v.substring(14));
-        if (v.startsWith("SKIP_TO_LAST:")) return AfterMatchSkipStrategy.skipToLast(v.substring(13));
+        if (v.startsWith("SKIP_TO_FIRST:")) {
+            SkipToFirstStrategy k = AfterMatchSkipStrategy.skipToFirst(v.substring(14));
+            return throwOnMiss ? k.throwExceptionOnMiss() : k;
+        }
+        if (v.startsWith("SKIP_TO_LAST:")) {
+            SkipToLastStrategy k = AfterMatchSkipStrategy.skipToLast(v.substring(13));
+            return throwOnMiss ? k.throwExceptionOnMiss() : k;
+        }
         throw new IllegalArgumentException("unknown skip strategy " + v);
+    }
+
+    static Duration window(JsonNode q) {
+        return Duration.ofMillis(q.get("window_ms").asLong());
     }
 
     static String junction(JsonNode el) {
@@ -303,21 +333,43 @@ public class CepDriver {
                 }
             }
             // cond (not allowed by Flink on a group: GroupPattern.where throws)
+            String selfName = el.has("name") ? el.get("name").asText() : null;
             JsonNode cond = el.get("cond");
             if (cond != null && !cond.isNull()) {
-                String selfName = el.has("name") ? el.get("name").asText() : null;
                 p = p.where(new Cond(parseCond(cond, selfName), cond.toString()));
+            }
+            // further where() / or() calls, in order: [["where", COND], ["or", COND], ...]
+            JsonNode calls = el.get("conditions");
+            if (calls != null && !calls.isNull()) {
+                for (JsonNode call : calls) {
+                    Cond c = new Cond(parseCond(call.get(1), selfName), call.get(1).toString());
+                    switch (call.get(0).asText()) {
+                        case "where": p = p.where(c); break;
+                        case "or": p = p.or(c); break;
+                        default: throw new IllegalArgumentException("unknown condition call " + call.get(0));
+                    }
+                }
+            }
+            if (flag(el, "subtype")) p = (Pattern) p.subtype(SubEvent.class);
+            // within() on this element (the spec's "within_ms" applies to the last one)
+            if (el.hasNonNull("within_ms")) {
+                Duration d = Duration.ofMillis(el.get("within_ms").asLong());
+                p = el.hasNonNull("within_type") ? p.within(d, WithinType.valueOf(el.get("within_type").asText()))
+                                                 : p.within(d);
             }
             JsonNode q = el.get("quant");
             if (q != null && !q.isNull()) {
+                boolean w = q.has("window_ms");  // the variants with a windowTime (Duration)
                 if (q.has("times")) {
                     JsonNode t = q.get("times");
-                    if (t.isArray()) p = p.times(t.get(0).asInt(), t.get(1).asInt());
-                    else p = p.times(t.asInt());
+                    if (t.isArray()) p = w ? p.times(t.get(0).asInt(), t.get(1).asInt(), window(q))
+                                           : p.times(t.get(0).asInt(), t.get(1).asInt());
+                    else p = w ? p.times(t.asInt(), window(q)) : p.times(t.asInt());
                 } else if (q.has("timesOrMore")) {
-                    p = p.timesOrMore(q.get("timesOrMore").asInt());
+                    p = w ? p.timesOrMore(q.get("timesOrMore").asInt(), window(q))
+                          : p.timesOrMore(q.get("timesOrMore").asInt());
                 } else if (q.has("oneOrMore")) {
-                    if (q.get("oneOrMore").asBoolean()) p = p.oneOrMore();
+                    if (q.get("oneOrMore").asBoolean()) p = w ? p.oneOrMore(window(q)) : p.oneOrMore();
                 } else {
                     throw new IllegalArgumentException("unknown quantifier " + q);
                 }
@@ -334,7 +386,6 @@ public class CepDriver {
             if (flag(el, "greedy")) p = p.greedy();
             JsonNode until = el.get("until");
             if (until != null && !until.isNull()) {
-                String selfName = el.has("name") ? el.get("name").asText() : null;
                 p = p.until(new Cond(parseCond(until, selfName), until.toString()));
             }
         }
@@ -345,6 +396,7 @@ public class CepDriver {
         Pattern<Event, Event> pattern;
         AfterMatchSkipStrategy skip;
         List<Event> events = new ArrayList<>();
+        FieldComparator comparator; // null: events of one timestamp in input order
         String error;
         long budgetMs = -1; // -1: use the command line default
     }
@@ -357,16 +409,24 @@ public class CepDriver {
                 int i = 0;
                 for (JsonNode e : evs) {
                     long ts = e.has("ts") ? e.get("ts").asLong() : i * 1000L;
-                    spec.events.add(new Event(e.path("id").asLong(i), e.path("name").asLong(),
-                            e.path("price").asDouble(0), ts));
+                    long id = e.path("id").asLong(i), name = e.path("name").asLong();
+                    double price = e.path("price").asDouble(0);
+                    String type = e.path("type").asText("");
+                    if (!type.isEmpty() && !type.equals("sub")) throw new IllegalArgumentException("unknown event type " + type);
+                    spec.events.add(type.equals("sub") ? new SubEvent(id, name, price, ts) : new Event(id, name, price, ts));
                     i++;
                 }
             }
             if (s.has("budget_ms") && !s.get("budget_ms").isNull()) spec.budgetMs = s.get("budget_ms").asLong();
-            spec.skip = parseSkip(s.get("skip"));
+            spec.skip = parseSkip(s.get("skip"), s.path("skip_throw").asBoolean(false));
+            if (s.hasNonNull("comparator")) spec.comparator = new FieldComparator(s.get("comparator").asText());
             Pattern<Event, Event> p = buildSequence(s.get("pattern"), spec.skip);
             JsonNode w = s.get("within_ms");
-            if (w != null && !w.isNull()) p = p.within(Duration.ofMillis(w.asLong()));
+            if (w != null && !w.isNull()) {
+                Duration d = Duration.ofMillis(w.asLong());
+                p = s.hasNonNull("within_type") ? p.within(d, WithinType.valueOf(s.get("within_type").asText()))
+                                                : p.within(d);
+            }
             spec.pattern = p;
             // compile eagerly so that malformed patterns are reported per spec
             NFACompiler.compileFactory(p, false).createNFA();
@@ -475,6 +535,7 @@ public class CepDriver {
         // CepOperator buffers events per timestamp and replays them in ascending timestamp order.
         TreeMap<Long, List<Event>> byTs = new TreeMap<>();
         for (Event e : spec.events) byTs.computeIfAbsent(e.ts, k -> new ArrayList<>()).add(e);
+        if (spec.comparator != null) for (List<Event> same : byTs.values()) same.sort(spec.comparator);
         ArrayNode out = MAPPER.createArrayNode();
         ArrayNode timeouts = MAPPER.createArrayNode();
         try {
@@ -648,7 +709,8 @@ public class CepDriver {
             DataStream<Event> in = env.fromData(s.events, TypeInformation.of(Event.class))
                     .assignTimestampsAndWatermarks(WatermarkStrategy.<Event>forMonotonousTimestamps()
                             .withTimestampAssigner((e, t) -> e.ts));
-            DataStream<Tuple2<Integer, String>> o = CEP.pattern(in, s.pattern).process(new EmitMatch(k));
+            DataStream<Tuple2<Integer, String>> o = (s.comparator == null ? CEP.pattern(in, s.pattern)
+                    : CEP.pattern(in, s.pattern, s.comparator)).process(new EmitMatch(k));
             all = (all == null) ? o : all.union(o);
         }
         List<Tuple2<Integer, String>> rows = new ArrayList<>();
