@@ -1,13 +1,16 @@
-"""Every example of docs/flinkcep.md runs through spark.sql and gives the matches it states."""
+"""Every example of docs/flinkcep.md runs through spark.sql and gives the matches it states
+(``-- expect:``) or the rows printed under it (a ```text table, as in docs/sql.md)."""
 import pathlib
 import re
 
 import pytest
 
 import sql_ext
+from test_sql_doc import cells, show
 
 DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "flinkcep.md"
 EXAMPLES = re.findall(r"```sql\n-- expect:(.*?)\n(.*?)```", DOC.read_text(), re.S)
+TABLES = re.findall(r"```sql\n((?:(?!```).)*)```\n```text\n((?:(?!```).)*)```", DOC.read_text(), re.S)
 
 
 def matches(rows) -> str:
@@ -27,3 +30,16 @@ def test_doc_has_examples():
 def test_doc_example(spark, expected, sql):
     sql_ext.enable(spark)
     assert matches(row.asDict() for row in spark.sql(sql).collect()) == expected.strip()
+
+
+def test_doc_has_tables():
+    assert len(TABLES) >= 3
+
+
+@pytest.mark.parametrize("sql, expected", TABLES, ids=[f"table{i}" for i in range(len(TABLES))])
+def test_doc_table(spark, sql, expected):
+    sql_ext.enable(spark)
+    header, *lines = expected.strip().splitlines()
+    df = spark.sql(sql)
+    assert df.columns == cells(header)
+    assert sorted([show(v) for v in row] for row in df.collect()) == sorted(cells(line) for line in lines)
