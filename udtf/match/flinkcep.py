@@ -11,7 +11,8 @@ Where the output cannot tell two such runs apart, they are one (``merge``): two 
 same state with the same captures have the same future and the same output, and the skip
 strategy (SKIP TO NEXT ROW, SKIP PAST LAST ROW, SKIP TO FIRST / LAST with ERROR ON MISS) drops
 the second when it reports the first, as DISTINCT does.  Captures are then interned per row
-(one chain object per distinct capture list), so the same captures are the same object.
+(one chain object per distinct capture list), so the same captures are the same object.  A
+program where no two runs can come to that (``Machine.forks``) skips the bookkeeping.
 """
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ class FlinkMatcher(Matcher):
     def __init__(self, machine: Machine, options: Options):
         self.machine = machine
         skip = options.skip
-        self.merge = options.distinct or skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW) or \
-            skip.mode in (SkipMode.TO_FIRST, SkipMode.TO_LAST) and skip.error_on_miss
+        self.merge = machine.forks and (
+            options.distinct or skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW) or
+            skip.mode in (SkipMode.TO_FIRST, SkipMode.TO_LAST) and skip.error_on_miss)
         super().__init__(machine.rows, options)
 
     def reset(self):

@@ -53,6 +53,15 @@ class Machine:
         self.class_masks = list(names)[:CLASS_MASKS]
         self.plans: dict = {}  # row class -> the plan of each state (``plans_for``)
         self.dead_pairs: dict = {}  # (class, class) -> ``dead``
+        # can two runs come to be in one state with the same rows captured (``FlinkMatcher``)?
+        # Not when no state waits, every epsilon closure holds one state a run can be in, and no
+        # state has two ignoring transitions or two that store a row alike: a row then extends
+        # the rows of each run in its own way
+        self.forks = self.waiting or any(
+            sum(s != ACCEPT for s in closure) > 1 for table in self.closure for closure in table) or any(
+            sum(t.var < 0 for t in state.transitions) > 1 or
+            len({(t.var, t.excluded) for t in state.transitions if t.var >= 0}) <
+            sum(t.var >= 0 for t in state.transitions) for state in program.states)
 
     def classes(self, lo: int, hi: int) -> list:
         """The class of rows ``lo`` to ``hi`` - 1: bit i = mask ``class_masks[i]`` (vectorized)."""
