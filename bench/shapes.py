@@ -121,7 +121,20 @@ class Generator:
         self.compound_loop_vars: set[str] = set()
         self.fresh = iter(VARS)
         self.used: list[str] = []
+        self.masks_only = r.random() < 0.35
+        skip_to = r.random() < 0.2
         items = [self.element() for _ in range(r.choice([1, 2, 2, 3, 3, 4]))]
+        skip = r.choice(["SKIP PAST LAST ROW", "SKIP TO NEXT ROW"])
+        if skip_to:                        # a first row and a later variable surely in the match
+            first = self.var()
+            last = next(self.fresh, None) or r.choice([v for v in VARS if v != first])
+            self.used.append(last)
+            plus = r.choice(["", "+"])
+            if plus:
+                self.loop_vars.add(first)
+            items = [first + plus, *items, last]
+            skip = f"SKIP TO {r.choice(['FIRST ', 'LAST ', ''])}{last}"
+            self.features.add("skip to var")
         if r.random() < 0.08:
             items.insert(0, "^")
             self.features.add("anchor")
@@ -151,7 +164,6 @@ class Generator:
                 defines.append((v, cond))
         r.shuffle(defines)
         measures = tuple(self.measure(pvars, refs, rows) for _ in range(r.choice([1, 2, 3, 4, 5, 6, 8, 10, 12])))
-        skip = self.skip(items, pvars)
         self.features.add("state" if any(self.is_state(c) for _, c in defines) else "masks")
         return Shape(index, pattern, tuple(defines), subsets, measures, rows, skip, frozenset(self.features))
 
@@ -238,6 +250,8 @@ class Generator:
         few rows; elsewhere it may be missing (TRUE) or read match state alone."""
         r = self.r
         roll = r.random()
+        if self.masks_only:
+            return "" if roll < 0.1 and v not in self.loop_vars else self.mask()
         if v in self.loop_vars:
             if roll < 0.4:
                 return self.mask()
@@ -293,23 +307,6 @@ class Generator:
             (f"{sem}ARRAY_AGG({w}.x)", Kind.ARR),
             (f"{sem}SUM({w}.x) * {sem}COUNT(*) - {sem}MAX({w}.price)", Kind.NUM)])
         return Measure(*choice)
-
-    def skip(self, items: list[str], pvars: list[str]) -> str:
-        """SKIP TO FIRST/LAST v only where v is surely in the match and after its first row:
-        a bare (or +) variable after a first element that cannot be empty."""
-        r = self.r
-        roll = r.random()
-        if roll < 0.45:
-            return "SKIP PAST LAST ROW"
-        if roll < 0.8:
-            return "SKIP TO NEXT ROW"
-        first_ok = items and items[0][0] in VARS and items[0][1:] in ("", "+", "{2}", "{2,}")
-        targets = [i[0] for i in items[1:] if i[0] in VARS and i[1:] in ("", "+") and i[0] != items[0][0]]
-        if not (first_ok and targets):
-            return "SKIP TO NEXT ROW"
-        self.features.add("skip to var")
-        return f"SKIP TO {r.choice(['FIRST ', 'LAST ', ''])}{r.choice(targets)}"
-
 
 # ---- running --------------------------------------------------------------------------------
 def same(a, b) -> bool:
