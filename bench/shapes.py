@@ -465,50 +465,78 @@ def fmt(value) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+class EngineAlone:
+    """sparkcep's engine in this process, no Spark workers: ``udtf.arrow.PartitionRunner`` (what
+    the UDTF runs) over the Arrow batches of a shape's ``TABLE(...)`` argument, collected from
+    Spark first (so the time is the engine's alone: no shuffle, no Arrow trips)."""
+
+    def __init__(self, args):
+        from vs_trino import Spark
+        self.spark = Spark(args.cores)
+        self.spark.load(TABLE, args.rows, args.symbols)
+
+    def prepare(self, shape: Shape):
+        """A function running the engine over the shape's input once, returning its row count."""
+        import re
+
+        import udtf.arrow
+        from sql_vshape import table_argument
+
+        import sql_ext
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        captured = {}
+        original = udtf.arrow.make_udtf
+
+        def capture(plan, return_type, **kwargs):
+            captured.update(plan=plan, return_type=return_type)
+            return original(plan, return_type, **kwargs)
+
+        udtf.arrow.make_udtf = capture
+        try:
+            rewritten = sql_ext.transpile(shape.checksum("spark"), self.spark.spark)
+        finally:
+            udtf.arrow.make_udtf = original
+        argument = table_argument(rewritten, re.search(r"sparkcep_mr_\w+", rewritten).group(0))
+        batches = self.spark.spark.sql(f"SELECT * FROM {argument[len('TABLE'):]}").toArrow().to_batches(10_000)
+        schema = to_arrow_schema(captured["return_type"], timezone="UTC")
+
+        def run() -> int:
+            runner = udtf.arrow.PartitionRunner(captured["plan"], schema)
+            out = sum(b.num_rows for batch in batches for b in runner.feed(batch))
+            return out + sum(b.num_rows for b in runner.finish())
+
+        return run
+
+
+def engine_times(args, shapes: list[Shape]) -> None:
+    """Seconds of the engine alone per shape, slowest first."""
+    engine = EngineAlone(args)
+    times = []
+    for shape in shapes:
+        run = engine.prepare(shape)
+        start = time.perf_counter()
+        out = run()
+        times.append((time.perf_counter() - start, out, shape))
+        print(f"shape {shape.index:4d} engine {times[-1][0]:6.2f} s, {out:,} rows | {shape.describe()}", flush=True)
+    print("\nslowest:")
+    for seconds, out, shape in sorted(times, key=lambda t: -t[0])[:args.show]:
+        print(f"shape {shape.index:4d} engine {seconds:6.2f} s, {out:,} rows | {shape.describe()}")
+
+
 def profile(args, index: int) -> None:
-    """cProfile of sparkcep's engine on shape ``index`` in this process, no Spark workers:
-    ``udtf.arrow.PartitionRunner`` (what the UDTF runs) over the Arrow batches of the shape's
-    ``TABLE(...)`` argument, collected from Spark first."""
+    """cProfile of the engine alone on shape ``index``."""
     import cProfile
     import pstats
-    import re
 
-    import udtf.arrow
-    from sql_vshape import table_argument
-    from vs_trino import Spark
-
-    import sql_ext
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    spark = Spark(args.cores)
-    spark.load(TABLE, args.rows, args.symbols)
     shape = Generator(args.seed).shape(index)
     print(f"-- shape {index}: {shape.describe()}\n{shape.query(TABLE)}")
-    captured = {}
-    original = udtf.arrow.make_udtf
-
-    def capture(plan, return_type, **kwargs):
-        captured.update(plan=plan, return_type=return_type)
-        return original(plan, return_type, **kwargs)
-
-    udtf.arrow.make_udtf = capture
-    try:
-        rewritten = sql_ext.transpile(shape.checksum("spark"), spark.spark)
-    finally:
-        udtf.arrow.make_udtf = original
-    argument = table_argument(rewritten, re.search(r"sparkcep_mr_\w+", rewritten).group(0))
-    table = spark.spark.sql(f"SELECT * FROM {argument[len('TABLE'):]}").toArrow()
-    batches = table.to_batches(max_chunksize=10_000)
-    schema = to_arrow_schema(captured["return_type"], timezone="UTC")
-    runner = udtf.arrow.PartitionRunner(captured["plan"], schema)
+    run = EngineAlone(args).prepare(shape)
     profiler = cProfile.Profile()
     start = time.perf_counter()
-    profiler.enable()
-    out = sum(b.num_rows for batch in batches for b in runner.feed(batch)) + sum(b.num_rows for b in runner.finish())
-    profiler.disable()
-    print(f"{table.num_rows:,} rows in {len(batches)} batches -> {out:,} rows in {time.perf_counter() - start:.2f} s "
-          f"(profiled)")
-    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+    out = profiler.runcall(run)
+    print(f"{args.rows:,} rows -> {out:,} rows in {time.perf_counter() - start:.2f} s (profiled)")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
 
 
 def main(argv=None) -> int:
@@ -526,6 +554,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--show", type=int, default=10, help="how many worst shapes to print")
     parser.add_argument("--print", action="store_true", help="print the shapes' SQL and stop")
+    parser.add_argument("--engine", action="store_true",
+                        help="time sparkcep's engine alone (in this process, no Trino) on each shape")
     parser.add_argument("--profile", type=int, metavar="INDEX", help="cProfile sparkcep's engine on this shape")
     parser.add_argument("--report", nargs="+", metavar="JSON", help="report over these result files and stop")
     args = parser.parse_args(argv)
@@ -538,6 +568,9 @@ def main(argv=None) -> int:
         return 0
     generator = Generator(args.seed)
     shapes = [generator.shape(i) for i in range(args.start, args.start + args.shapes)]
+    if args.engine:
+        engine_times(args, shapes)
+        return 0
     if args.print:
         for s in shapes:
             print(f"-- shape {s.index}: {s.describe()}\n{s.query(TABLE)}\n")
