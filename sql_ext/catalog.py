@@ -24,6 +24,9 @@ class Catalog(Protocol):
     def schema(self, sql: str) -> tuple:
         """The ``Field``s of the result of the Spark SQL query ``sql`` (no job runs)."""
 
+    def is_streaming(self, sql: str) -> bool:
+        """Whether the Spark SQL query ``sql`` reads a streaming source (no job runs)."""
+
     def ansi(self) -> bool:
         """Whether spark.sql.ansi.enabled is on (Spark's ANSI semantics)."""
 
@@ -60,6 +63,9 @@ class SparkCatalog:
 
         return tuple(Field(f.name, f.dataType.simpleString(), json.dumps(f.dataType.jsonValue()))
                      for f in self.run(sql, self.args).schema.fields)
+
+    def is_streaming(self, sql: str) -> bool:
+        return self.run(sql, self.args).isStreaming
 
     def ansi(self) -> bool:
         return self.spark.conf.get("spark.sql.ansi.enabled", "true").lower() == "true"

@@ -74,6 +74,10 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     input_fields = _checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
     analysis = analyze(clause, [f.name for f in input_fields])
     streaming = getattr(catalog, "streaming", False)
+    if not streaming and catalog.is_streaming(ctes + f"SELECT * FROM {input_text}"):
+        raise error("the input of MATCH_RECOGNIZE is a streaming relation, which a batch query (spark.sql) cannot "
+                    "read: run the statement with sql_ext.stream(spark, sql) and write its result with "
+                    "writeStream (docs/streaming.md)", clause.input)
     planned = plan(analysis, {f.name: f.type for f in input_fields}, streaming=streaming)
     window = lower.within(analysis, planned, input_fields)
     computed = lower.computed_query(planned, input_text)

@@ -40,6 +40,9 @@ class StaticCatalog:
         tree = annotate_types(tree, schema=self.schemas, dialect="spark")
         return tuple(field(e.alias_or_name, e.type.sql("spark").lower()) for e in tree.selects)
 
+    def is_streaming(self, sql: str) -> bool:
+        return False
+
     def ansi(self) -> bool:
         return True
 

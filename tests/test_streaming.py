@@ -221,6 +221,18 @@ def test_batch_input_is_refused(ss):
     assert (info.value.line, info.value.column) == (1, sql.index("at_rest") + 1)
 
 
+def test_spark_sql_over_a_stream_points_to_stream(ss):
+    """``spark.sql`` is the batch entry point: over a streaming view it refuses the statement at
+    the clause's input and names ``sql_ext.stream`` (Spark would fail only when the result is
+    read, with "must be executed with writeStream.start()")."""
+    ss.readStream.format("rate").load().withWatermark("timestamp", "1 second").createOrReplaceTempView("rate_live")
+    sql = "SELECT * FROM rate_live MATCH_RECOGNIZE (ORDER BY timestamp MEASURES A.value AS v PATTERN (A)\n" \
+          "  DEFINE A AS value > 0) AS m"
+    with pytest.raises(MatchRecognizeError, match=r"sql_ext\.stream\(spark, sql\)") as info:
+        ss.sql(sql)
+    assert (info.value.line, info.value.column) == (1, sql.index("rate_live") + 1)
+
+
 def test_example_streams_like_batch(ss, workdir):
     """sql_examples/streaming.py (``make demo``), smaller: Delta in, Delta out, equal to batch."""
     from pathlib import Path
