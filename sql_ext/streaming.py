@@ -41,11 +41,18 @@ def stream(spark, sql: str, args=None):
     watermark on its first ORDER BY column.  Write it with ``writeStream`` in append mode.
 
     The session's state store provider becomes RocksDB when it is Spark's default (the
-    ``transformWithState`` operator requires it)."""
+    ``transformWithState`` operator requires it).  A Spark Connect session is refused: the
+    processor would run in server-side Python workers that the code ``enable()`` ships does
+    not reach."""
     from . import session
     from .parse import find_match_recognize, parse, statement_spans
     from .rewrite import rewrite_sql
 
+    if session.session_kind(spark) == "connect":
+        raise MatchRecognizeError(
+            "sql_ext.stream() runs on a classic SparkSession, not on Spark Connect: the streaming operator's "
+            "Python workers on the server do not receive the sparkcep code enable() ships.  Run the streaming "
+            "query from a classic session whose executors' Python has sparkcep installed (docs/streaming.md)")
     if len(statement_spans(sql)) != 1:
         raise MatchRecognizeError("stream() takes one SELECT statement")
     trees = parse(sql)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 import sql_ext
+from udtf.errors import MatchRecognizeError
 from sql_support import mr_spark, rows, view  # noqa: F401  (fixture)
 from test_sessions import EXPECTED, LITERALS, QUERY, ROWS
 from test_sessions import (  # noqa: F401  (the classic tier's tests, collected here again)
@@ -25,6 +26,14 @@ def remote(spark):
 def test_session_kind(remote):
     assert sql_ext.session_kind(remote) == "connect" and sql_ext.is_enabled(remote)
     assert rows(remote, QUERY.format(**LITERALS)) == EXPECTED
+
+
+def test_stream_is_refused(remote):
+    """``sql_ext.stream`` on a Connect session is refused before anything runs, saying why and
+    what to do (its processor would need sparkcep in the server's Python workers)."""
+    sql = "SELECT * FROM params MATCH_RECOGNIZE (ORDER BY t MEASURES A.p AS v PATTERN (A) DEFINE A AS p > 0) AS m"
+    with pytest.raises(MatchRecognizeError, match="classic SparkSession, not on Spark Connect"):
+        sql_ext.stream(remote, sql)
 
 
 def test_named_and_positional_markers(remote):
