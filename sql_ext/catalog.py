@@ -6,9 +6,10 @@ columns it precomputes) and the registration of the UDTF that runs an engine pla
 """
 from __future__ import annotations
 
+import re
 from typing import NamedTuple, Protocol
 
-from udtf.errors import MatchRecognizeError
+from udtf.errors import MatchRecognizeError, offset
 from udtf.plan import LIMIT_CONFS, EnginePlan, Limits
 
 
@@ -26,6 +27,10 @@ class Catalog(Protocol):
 
     def is_streaming(self, sql: str) -> bool:
         """Whether the Spark SQL query ``sql`` reads a streaming source (no job runs)."""
+
+    def syntax_error(self, sql: str) -> tuple | None:
+        """(Spark's message, the offset in ``sql`` it points at or None) when the session's SQL
+        parser rejects ``sql``; None when it reads it (whatever analysis would say)."""
 
     def ansi(self) -> bool:
         """Whether spark.sql.ansi.enabled is on (Spark's ANSI semantics)."""
@@ -67,6 +72,17 @@ class SparkCatalog:
     def is_streaming(self, sql: str) -> bool:
         return self.run(sql, self.args).isStreaming
 
+    def syntax_error(self, sql: str) -> tuple | None:
+        from pyspark.errors import ParseException
+
+        explain = "EXPLAIN " + sql  # (runs at once; what analysis finds is its result's text, not raised)
+        try:
+            self.run(explain, self.args)
+        except ParseException as e:
+            at = _offset(e, explain)
+            return spark_message(e), None if at is None else max(0, at - len("EXPLAIN "))
+        return None
+
     def ansi(self) -> bool:
         return self.spark.conf.get("spark.sql.ansi.enabled", "true").lower() == "true"
 
@@ -107,3 +123,26 @@ class SparkCatalog:
         """Register the UDTF ``name`` this process planned (for another session)."""
         if name in REGISTERED:
             self.register(name, *REGISTERED[name])
+
+
+def _offset(e, sql: str) -> int | None:
+    """The offset in ``sql`` Spark's parse error ``e`` points at: its query context, or the
+    ``(line L, pos P)`` of its message."""
+    try:
+        starts = [c.startIndex() for c in e.getQueryContext() if c.startIndex() >= 0]
+    except Exception:
+        starts = []
+    if starts:
+        return starts[0]
+    found = re.search(r"\(line (\d+), pos (\d+)\)", str(e))
+    return offset(sql, int(found.group(1)), int(found.group(2)) + 1) if found else None
+
+
+_GENERATED = re.compile(r";? *line \d+ pos \d+|\s*\(line \d+, pos \d+\)|\s*SQLSTATE: \w+|`?__mr\d*_\w+`?")
+
+
+def spark_message(e: Exception) -> str:
+    """Spark's error message without what refers to the generated SQL (its positions, plan
+    dumps, the rewrite's own column names)."""
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return _GENERATED.sub("", first).rstrip(" .;") + "."

@@ -115,6 +115,10 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
     until = tuple(_condition(c, types, ansi, zone, analysis, "UNTIL") for c in plan.until)
     atoms = tuple(Atom(_engine_expr(a.atom.expr, types, ansi, zone), a.atom.final) for a in plan.atoms)
     columns = _columns(analysis, plan, partition, input_fields)
+    names = clause.args["alias"].columns if clause.args.get("alias") is not None else []
+    if names and len(names) != len(columns):
+        raise error(f"AS {clause.alias} ({', '.join(n.name for n in names)}) names {len(names)} columns, but "
+                    f"MATCH_RECOGNIZE has {len(columns)}: {', '.join(c.name for c in columns)}", names[0])
     carry = partition if analysis.rows is RowsMode.ONE else [f.name for f in input_fields]
     kept = range(len(atoms))
     timeout = analysis.timeout is not None

@@ -586,9 +586,21 @@ def _as_written(name: str, counts: tuple | None, otherwise):
     return build
 
 
+def _collate(parser, this, name):
+    collate = parser.expression(exp.Collate(this=this, expression=name))
+    parser._normalize_collate(collate)
+    return collate
+
+
+_INTERVAL_UNITS = {unit + plural for unit in ("NANOSECOND", "MICROSECOND", "MILLISECOND", "SECOND", "MINUTE",
+                                               "HOUR", "DAY", "WEEK", "MONTH", "YEAR") for plural in ("", "S")}
+_SQLGLOT_GENERIC = re.compile(r"Required keyword: '\w+' missing for <class '[\w.]+'>|Invalid expression / Unexpected token")
+
+
 class SparkCepParser(SparkParser):
     """Spark parser plus MATCH_RECOGNIZE as a table-factor suffix; Spark functions that
-    sqlglot would rewrite into others are kept as written (``_as_written``)."""
+    sqlglot would rewrite into others are kept as written (``_as_written``); expressions are
+    read with the precedence of Spark's grammar (``_parse_equality`` ... ``_parse_term``)."""
 
     FUNCTIONS = {
         **SparkParser.FUNCTIONS,
@@ -602,6 +614,25 @@ class SparkCepParser(SparkParser):
                                              exp.DType.TIMESTAMPLTZ, exp.DType.TIMESTAMPTZ)},
     }
 
+    # -- Spark's expression grammar (SqlBaseParser.g4: booleanExpression, predicate,
+    # valueExpression), which sqlglot's generic levels read differently: there ``a = b < c`` is
+    # ``a = (b < c)``, ``a | b & c`` is ``(a | b) & c``, ``'a' || 1 + 2`` is ``'a' || (1 + 2)``,
+    # ``a = b IS NULL`` is ``a = (b IS NULL)``, ``x COLLATE c + y`` collates the sum, and
+    # ``x > > 1`` is ``x >> 1``.  The rewrite re-emits and evaluates the tree, so its shape must
+    # be the one Spark reads.
+    UNARY_PARSERS = {
+        TokenType.PLUS: SparkParser.UNARY_PARSERS[TokenType.PLUS],
+        TokenType.DASH: SparkParser.UNARY_PARSERS[TokenType.DASH],
+        TokenType.TILDE: SparkParser.UNARY_PARSERS[TokenType.TILDE],
+    }  # NOT starts a booleanExpression only (``_parse_equality``)
+    TERM = {TokenType.PLUS: exp.Add, TokenType.DASH: exp.Sub, TokenType.DPIPE: exp.DPipe}
+    COLUMN_OPERATORS = {**SparkParser.COLUMN_OPERATORS, TokenType.COLLATE: _collate}
+    # valueExpression's binary levels between the comparisons and ``+ - ||``, loosest first
+    _BITWISE_LEVELS = ({TokenType.PIPE: exp.BitwiseOr}, {TokenType.CARET: exp.BitwiseXor},
+                       {TokenType.AMP: exp.BitwiseAnd})
+    _COMPARISON = {TokenType.EQ: exp.EQ, TokenType.NEQ: exp.NEQ, TokenType.NULLSAFE_EQ: exp.NullSafeEQ,
+                   TokenType.LT: exp.LT, TokenType.LTE: exp.LTE, TokenType.GT: exp.GT, TokenType.GTE: exp.GTE}
+
     def __init__(self, *args: t.Any, **kwargs: t.Any) -> None:
         super().__init__(*args, **kwargs)
         self._mr_expr_depth = 0
@@ -613,6 +644,9 @@ class SparkCepParser(SparkParser):
     # -- errors ---------------------------------------------------------------------
 
     def raise_error(self, message: str, token: Token | None = None) -> None:
+        if _SQLGLOT_GENERIC.fullmatch(message):  # sqlglot's words for a token Spark's grammar does not expect
+            near = f"'{(token or self._curr).text}'" if token or self._curr else "end of input"
+            message = f"[PARSE_SYNTAX_ERROR] Syntax error at or near {near}."
         token = token or self._curr or self._prev or Token.string("")
         if self.sql and token.start is not None:
             line, col = line_col(self.sql, token.start)
@@ -629,6 +663,85 @@ class SparkCepParser(SparkParser):
         for err in self.errors[count:]:
             err.setdefault("start_line", line)
             err.setdefault("start_col", col)
+
+    # -- Spark's expression precedence ----------------------------------------------
+
+    def _parse_equality(self, parse_is: bool = True) -> exp.Expr | None:
+        """A booleanExpression without AND / OR: ``NOT`` (or ``!``) one, or a valueExpression
+        with its predicate (BETWEEN, IN, LIKE, IS ...)."""
+        if self._match(TokenType.NOT):
+            comments = self._prev_comments
+            return self.expression(exp.Not(this=self._parse_equality()), comments=comments)
+        return self._parse_range(self._parse_bitwise(), parse_is=True)
+
+    def _parse_bitwise(self) -> exp.Expr | None:
+        """A valueExpression: comparisons (one level, left to right) of ``|`` of ``^`` of ``&``
+        of shifts of ``+ - ||`` (``_parse_term``)."""
+        this = self._parse_level(0)
+        while self._match_set(self._COMPARISON):
+            klass, comments = self._COMPARISON[self._prev.token_type], self._prev_comments
+            this = self._build_predicate(klass, this, self._parse_level(0), comments=comments)
+        return this
+
+    def _parse_level(self, level: int) -> exp.Expr | None:
+        if level == len(self._BITWISE_LEVELS):
+            return self._parse_shift()
+        this = self._parse_level(level + 1)
+        while self._match_set(self._BITWISE_LEVELS[level]):
+            klass, comments = self._BITWISE_LEVELS[level][self._prev.token_type], self._prev_comments
+            this = self.expression(klass(this=this, expression=self._parse_level(level + 1)), comments=comments)
+        return this
+
+    def _parse_shift(self) -> exp.Expr | None:
+        """``<<``, ``>>``, ``>>>``: one token each in Spark's lexer, so their characters are
+        adjacent (sqlglot reads them as ``<`` / ``>`` tokens, which ``> >`` also gives)."""
+        this = self._parse_term()
+        while True:
+            symbol = self._adjacent_symbol(3 if self._curr.token_type == TokenType.GT else 2)
+            if symbol not in ("<<", ">>", ">>>"):
+                return this
+            self._advance(len(symbol))
+            other = self._parse_term()
+            if symbol == "<<":
+                this = self.expression(exp.BitwiseLeftShift(this=this, expression=other))
+            elif symbol == ">>":
+                this = self.expression(exp.BitwiseRightShift(this=this, expression=other))
+            else:
+                this = self.expression(exp.Anonymous(this="shiftrightunsigned", expressions=[this, other]))
+
+    def _adjacent_symbol(self, most: int) -> str:
+        """The text of the next ``most`` (or fewer) tokens of the same kind (``<`` or ``>``)
+        written without anything between them."""
+        first = self._curr
+        if not first or first.token_type not in (TokenType.LT, TokenType.GT):
+            return ""
+        text, end = first.text, first.end
+        for k in range(1, most):
+            token = self._peek(k)
+            if token is None or token.token_type != first.token_type or token.start != end + 1:
+                break
+            text, end = text + token.text, token.end
+        return text
+
+    def _parse_term(self, parse_mod: bool = True) -> exp.Expr | None:
+        """``+``, ``-`` and ``||``, one level (left to right) over ``* / % DIV``."""
+        this = self._parse_factor(parse_mod=parse_mod)
+        while self._match_set(self.TERM):
+            klass, comments = self.TERM[self._prev.token_type], self._prev_comments
+            node = klass(this=this, expression=self._parse_factor(parse_mod=parse_mod))
+            if klass is exp.DPipe:
+                node.set("safe", not self.dialect.STRICT_STRING_CONCAT)
+            this = self.expression(node, comments=comments)
+        return this
+
+    def _parse_is_rhs(self, distinct: bool = False) -> exp.Expr | None:
+        """After ``IS [NOT]``: ``DISTINCT FROM`` a valueExpression, or NULL / TRUE / FALSE /
+        UNKNOWN (the NULL of a boolean)."""
+        if distinct:
+            return self._parse_bitwise()
+        if self._match_text_seq("UNKNOWN"):
+            return self.expression(exp.Null())
+        return self._parse_null() or self._parse_boolean()
 
     # -- positions for expressions that sqlglot leaves without one ------------------
 
@@ -755,6 +868,8 @@ class SparkCepParser(SparkParser):
             var = self._parse_mr_variable()
             if var is None:
                 self.raise_error("Expecting a pattern variable in CLASSIFIER(...)")
+            if self._match(TokenType.COMMA, advance=False):
+                self.raise_error("CLASSIFIER takes one pattern variable or subset (or none)")
             if not self._match(TokenType.R_PAREN):
                 self.raise_error("Expecting ')' to close CLASSIFIER(")
         return self.expression(Classifier(this=var), token=token)
@@ -768,9 +883,33 @@ class SparkCepParser(SparkParser):
     def _parse_mr_expression(self) -> exp.Expr | None:
         self._mr_expr_depth += 1
         try:
-            return self._parse_assignment()
+            node = self._spanned(self._parse_assignment)
         finally:
             self._mr_expr_depth -= 1
+        for dot in list(node.find_all(exp.Dot)) if node is not None else ():
+            self._mr_quoted_variable_column(dot)
+        return node
+
+    def _mr_quoted_variable_column(self, dot: exp.Dot) -> None:
+        """``"b".price`` (outside a subquery): pattern variable "b"'s column, as in Trino.  In
+        Spark ``"b"`` is a string, which has no fields: it can mean nothing else."""
+        literal, field = dot.this, dot.expression
+        if not (isinstance(literal, exp.Literal) and literal.is_string and isinstance(field, exp.Identifier)
+                and self.sql[literal.meta.get("start", 0)] == '"' and dot.find_ancestor(exp.Query) is None):
+            return
+        variable = exp.Identifier(this=literal.name, quoted=True)
+        variable.meta.update(literal.meta)
+        column = exp.Column(this=field, table=variable)
+        column.meta.update(literal.meta)
+        dot.replace(column)
+
+    def _spanned(self, parse: t.Callable[[], exp.Expr | None]) -> exp.Expr | None:
+        """``parse()``, its node remembering the (start, end) offsets of its text (``meta["span"]``)."""
+        first = self._index
+        node = parse()
+        if node is not None and self._index > first:
+            node.meta["span"] = (self._tokens[first].start, self._prev.end + 1)
+        return node
 
     # -- MATCH_RECOGNIZE as a table-factor suffix -----------------------------------
 
@@ -825,10 +964,10 @@ class SparkCepParser(SparkParser):
             return "ORDER BY"
         if tok.token_type in self.TEXT_MATCH_EXCLUDED_TOKENS:
             return None
-        word = tok.text.upper()
-        if word in ("ONE", "ALL"):
+        word, after = tok.text.upper(), self._is_word
+        if word == "ONE" and after(self._next, ("ROW",)) or word == "ALL" and after(self._next, ("ROWS",)):
             return "ROWS PER MATCH"
-        if word == "AFTER":
+        if word == "AFTER" and after(self._next, ("MATCH",)):
             return "AFTER MATCH SKIP"
         if word == "PATTERN" and self._next.token_type == TokenType.L_PAREN:
             return "PATTERN"
@@ -838,11 +977,37 @@ class SparkCepParser(SparkParser):
             return "WITH TIMEOUT ROWS"
         return None
 
+    def _mr_list(self, parse: t.Callable[[], exp.Expr | None], what: str) -> list:
+        """One or more ``parse`` items separated by commas; a missing one is an error naming
+        ``what`` (and the clause standing in its place)."""
+        items = []
+        while True:
+            start, clause = self._index, self._mr_clause_at_curr()
+            found = f", found the {clause} clause" if clause else ""
+            if not self._curr or self._curr.token_type == TokenType.R_PAREN:
+                self.raise_error(f"Expecting {what}")
+            try:
+                item = parse()
+            except _SqlglotParseError:
+                if not clause:
+                    raise
+                self._retreat(start)
+                item = None
+            if item is None:
+                self.raise_error(f"Expecting {what}{found}")
+            items.append(item)
+            if not self._match(TokenType.COMMA):
+                return items
+
     def _mr_unexpected(self, expecting: str) -> None:
         tok = self._curr
         if not tok:
             self.raise_error(f"Unexpected end of input in MATCH_RECOGNIZE; expecting {expecting}")
             return
+        if self._is_word(self._prev, ("RUNNING", "FINAL")) and self._prev.token_type == TokenType.VAR:
+            word = self._prev.text.upper()
+            self.raise_error(f"{word} applies to a navigation function or an aggregate, e.g. {word} "
+                             "LAST(A.price)", self._prev)
         clause = self._mr_clause_at_curr()
         if clause:
             self.raise_error(
@@ -859,13 +1024,13 @@ class SparkCepParser(SparkParser):
             self.raise_error("Expecting '(' after MATCH_RECOGNIZE")
 
         args: dict[str, t.Any] = {"this": this}
-        args["partition_by"] = self._parse_partition_by() or None
+        if self._match(TokenType.PARTITION_BY):
+            args["partition_by"] = self._mr_list(lambda: self._spanned(self._parse_disjunction),
+                                                 "a PARTITION BY expression")
         if self._match(TokenType.ORDER_BY):
-            args["order"] = self._parse_csv(self._parse_ordered)
-            if not args["order"]:
-                self.raise_error("Expecting an expression after ORDER BY")
+            args["order"] = self._mr_list(lambda: self._spanned(self._parse_ordered), "an ORDER BY key")
         if self._match_text_seq("MEASURES"):
-            args["measures"] = self._parse_csv(self._parse_mr_measure)
+            args["measures"] = self._mr_list(self._parse_mr_measure, "a measure (<expression> AS <name>)")
         args["rows"] = self._parse_mr_rows()
         args["after"] = self._parse_mr_skip()
         args["semantics"] = self._parse_mr_semantics()
@@ -873,15 +1038,21 @@ class SparkCepParser(SparkParser):
             args["distinct"] = self.expression(exp.Var(this="DISTINCT"), token=self._prev)
         args["pattern"] = self._parse_mr_pattern()
         if self._match_text_seq("WITHIN"):
-            within = self._parse_bitwise() if self._match(TokenType.INTERVAL, advance=False) else None
+            within = self._spanned(self._parse_bitwise) if self._match(TokenType.INTERVAL, advance=False) else None
             if within is None or within.find(exp.Interval) is None:
                 self.raise_error("Expecting an INTERVAL literal after WITHIN")
+            for interval in within.find_all(exp.Interval):
+                unit = interval.args.get("unit")
+                for word in unit.find_all(exp.Var) if unit is not None else ():
+                    if word.name.upper() not in _INTERVAL_UNITS:
+                        self.raise_error(f"WITHIN: {word.name} is not an interval unit (SECOND, MINUTE, HOUR, "
+                                         "DAY, ...)", self._tokens[self._index - 1])
             args["within"] = within
         args["timeout"] = self._parse_mr_timeout()
         if self._match_text_seq("SUBSET"):
-            args["subsets"] = self._parse_csv(self._parse_mr_subset)
+            args["subsets"] = self._mr_list(self._parse_mr_subset, "a subset (<name> = (<variables>))")
         if self._match_text_seq("DEFINE"):
-            args["define"] = self._parse_csv(self._parse_mr_definition)
+            args["define"] = self._mr_list(self._parse_mr_definition, "a definition (<variable> AS <condition>)")
         if not self._match(TokenType.R_PAREN):
             self._mr_unexpected("')' to close MATCH_RECOGNIZE")
         body_end = self._prev.end + 1
@@ -912,10 +1083,21 @@ class SparkCepParser(SparkParser):
             self.raise_error("Expecting a measure expression")
         if not self._match(TokenType.ALIAS):
             self.raise_error("Expecting AS <name> after the measure expression")
-        name = self._parse_id_var(any_token=True)
+        name = self._spanned(self._parse_mr_name)
         if name is None:
             self.raise_error("Expecting a measure name after AS")
         return self.expression(Measure(this=expr, alias=name), token=start)
+
+    def _parse_mr_name(self) -> exp.Identifier | None:
+        """A measure's name: an identifier or any word, keywords included (``AS order``; Spark
+        reads the names it does not allow as a syntax error, ``syntax.check``)."""
+        tok = self._curr
+        if not tok or tok.token_type == TokenType.STRING or not (
+                tok.token_type == TokenType.IDENTIFIER or re.fullmatch(r"\w+", tok.text)):
+            return None
+        self._advance()
+        return self.expression(exp.Identifier(this=tok.text, quoted=tok.token_type == TokenType.IDENTIFIER),
+                               token=tok)
 
     def _parse_mr_rows(self) -> exp.Var | None:
         tok = self._curr
@@ -928,6 +1110,11 @@ class SparkCepParser(SparkParser):
                 value = "ALL OMIT"
             elif self._match_text_seq("WITH", "UNMATCHED", "ROWS"):
                 value = "ALL WITH UNMATCHED"
+            elif self._is_word(self._curr, ("SHOW", "OMIT")) or \
+                    self._is_word(self._curr, ("WITH",)) and self._is_word(self._next, ("UNMATCHED",)):
+                self.raise_error("Expecting SHOW EMPTY MATCHES, OMIT EMPTY MATCHES or WITH UNMATCHED ROWS "
+                                 "after ALL ROWS PER MATCH")
+                value = "ALL SHOW"
             else:
                 value = "ALL SHOW"
         elif self._is_word(tok, ("ONE", "ALL")):
@@ -1016,7 +1203,7 @@ class SparkCepParser(SparkParser):
     def _parse_mr_pattern(self) -> Pattern:
         if not self._is_word(self._curr, ("PATTERN",)):
             clause = self._mr_clause_at_curr()
-            if (
+            if not self._pattern_ahead() and (
                 not self._curr
                 or self._curr.token_type == TokenType.R_PAREN
                 or clause in ("WITHIN", "SUBSET", "DEFINE")
@@ -1062,6 +1249,19 @@ class SparkCepParser(SparkParser):
             node.meta["code"] = code
         return self.expression(node)
 
+    def _pattern_ahead(self) -> bool:
+        """Does ``PATTERN (`` come later in this MATCH_RECOGNIZE's parentheses?"""
+        depth = 0
+        for k in range(self._index, self._tokens_size):
+            token = self._tokens[k]
+            if depth == 0 and self._is_word(token, ("PATTERN",)) and k + 1 < self._tokens_size \
+                    and self._tokens[k + 1].token_type == TokenType.L_PAREN:
+                return True
+            depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+            if depth < 0:
+                return False
+        return False
+
     def _parse_mr_subset(self) -> SubsetDef:
         tok = self._curr
         name = self._parse_mr_variable()
@@ -1071,9 +1271,7 @@ class SparkCepParser(SparkParser):
             self.raise_error("Expecting '=' after the SUBSET name")
         if not self._match(TokenType.L_PAREN):
             self.raise_error("Expecting '(' with the pattern variables of the SUBSET")
-        variables = self._parse_csv(self._parse_mr_variable)
-        if not variables:
-            self.raise_error("Expecting at least one pattern variable in SUBSET")
+        variables = self._mr_list(self._parse_mr_variable, "a pattern variable of the SUBSET")
         if not self._match(TokenType.R_PAREN):
             self.raise_error("Expecting ')' to close the SUBSET variable list")
         return self.expression(SubsetDef(this=name, expressions=variables), token=tok)

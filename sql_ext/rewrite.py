@@ -13,11 +13,11 @@ from typing import NamedTuple
 
 from sqlglot import exp
 
-from . import lower
+from . import lower, syntax
 from udtf.errors import MatchRecognizeError
 
 from .analyze import analyze, error
-from .catalog import Catalog
+from .catalog import Catalog, spark_message
 from .demand import demanded
 from .parse import (Definition, MatchRecognizeClause, Measure, Verbatim, find_match_recognize, parse,
                     statement_spans, to_spark_sql)
@@ -53,6 +53,7 @@ def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: l
     for clause in clauses:
         if clause.find_ancestor(Measure, Definition) is not None:
             raise error("a MATCH_RECOGNIZE cannot stand inside MEASURES or DEFINE", clause.input)
+        syntax.check(sql, clause, catalog)
     done = []
     for clause in clauses:
         start, end = clause.meta["span"]
@@ -132,16 +133,6 @@ def _culprit(schema, parts, fallback):
         except Exception as e:
             return error(spark_message(e), node)
     return fallback
-
-
-_GENERATED = re.compile(r";? *line \d+ pos \d+|\s*SQLSTATE: \w+|`?__mr\d*_\w+`?")
-
-
-def spark_message(e: Exception) -> str:
-    """Spark's error message without what refers to the generated SQL (its positions, plan
-    dumps, the rewrite's own column names)."""
-    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    return _GENERATED.sub("", first).rstrip(" .;") + "."
 
 
 def _splice(sql: str, start: int, end: int, edits: list) -> str:

@@ -199,17 +199,16 @@ def _shifted(error: MatchRecognizeError, text: str, user: str, shifts) -> MatchR
     which has ``?`` where ``text`` has ``:__sparkcep_p<k>``."""
     if error.line is None:
         return error
-    from udtf.errors import line_col
+    from udtf.errors import line_col, offset
 
-    lines = text.split("\n")
-    offset = sum(len(line) + 1 for line in lines[:error.line - 1]) + error.column - 1
+    at = offset(text, error.line, error.column)
     back = 0
     for start, added in shifts:
-        if offset > start + added:
+        if at > start + added:
             back += added
-        elif offset > start:  # inside the renamed marker: at its '?'
-            back += offset - start
-    line, column = line_col(user, offset - back)
+        elif at > start:  # inside the renamed marker: at its '?'
+            back += at - start
+    line, column = line_col(user, at - back)
     return MatchRecognizeError(re.sub(":?" + MARKER + r"\d+", "?", error.message), line, column)
 
 
@@ -424,7 +423,7 @@ def _user_error(e: Exception, locate):
     starts = [c.startIndex() for c in contexts if getattr(c, "startIndex", None) and c.startIndex() >= 0]
     if not starts:
         return None
-    from .rewrite import spark_message
+    from .catalog import spark_message
 
     line, column = locate(starts[0])
     return MatchRecognizeError(re.sub(MARKER + r"\d+", "?", spark_message(e)), line, column)

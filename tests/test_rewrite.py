@@ -11,7 +11,7 @@ from sql_ext import explain
 from sql_ext.parse import split_statements
 from sql_ext.interval import year_month
 from sql_ext.rewrite import rewrite_sql
-from test_sql_errors import CASES, SPECIAL, query
+from test_sql_errors import CASES, MALFORMED, SPECIAL, query
 from test_sql_statements import SPACED
 from sql_support import at
 from udtf.compile import compile_pattern
@@ -33,6 +33,15 @@ def lowered(sql: str, catalog=TICKS) -> list:
 def test_analysis_errors_need_no_spark(case):
     name, parts, message, needle, *occurrence = case
     sql = SPECIAL[name]() if name in SPECIAL else query(**parts)
+    with pytest.raises(MatchRecognizeError) as info:
+        lowered(sql, SERIES)
+    assert (info.value.message, info.value.line, info.value.column) == (message, *at(sql, needle, *occurrence))
+
+
+@pytest.mark.parametrize("case", MALFORMED, ids=[c[0] for c in MALFORMED])
+def test_malformed_clauses_need_no_spark(case):
+    name, body, message, needle, *occurrence = case
+    sql = f"SELECT * FROM series MATCH_RECOGNIZE ({body})"
     with pytest.raises(MatchRecognizeError) as info:
         lowered(sql, SERIES)
     assert (info.value.message, info.value.line, info.value.column) == (message, *at(sql, needle, *occurrence))

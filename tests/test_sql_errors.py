@@ -178,6 +178,84 @@ def test_analysis_error_message_and_position(series, case):
     assert str(err) == f"line {err.line}:{err.column}: {message}"
 
 
+ORDER = ("clauses must appear in the order PARTITION BY, ORDER BY, MEASURES, ROWS PER MATCH, AFTER MATCH SKIP, "
+         "SEMANTICS, PATTERN, WITHIN, WITH TIMEOUT ROWS, SUBSET, DEFINE")
+
+# malformed clauses: (id, the clause's body, message, the text at the error position)
+MALFORMED = [
+    ("empty SUBSET list", "ORDER BY t PATTERN (A B) SUBSET U = () DEFINE B AS p > 0",
+     "Expecting a pattern variable of the SUBSET", ") DEFINE"),
+    ("SUBSET list ending in a comma", "ORDER BY t PATTERN (A B) SUBSET U = (A,) DEFINE B AS p > 0",
+     "Expecting a pattern variable of the SUBSET", ") DEFINE"),
+    ("SUBSET without a subset", "ORDER BY t PATTERN (A B) SUBSET DEFINE B AS p > 0",
+     "Expecting a subset (<name> = (<variables>)), found the DEFINE clause", "DEFINE"),
+    ("DEFINE without a definition", "ORDER BY t PATTERN (A B) DEFINE", "Expecting a definition "
+     "(<variable> AS <condition>)", ")", 2),
+    ("DEFINE list ending in a comma", "ORDER BY t PATTERN (A B) DEFINE B AS p > 0,",
+     "Expecting a definition (<variable> AS <condition>)", ")", 2),
+    ("DEFINE before PATTERN", "ORDER BY t DEFINE B AS p > 0 PATTERN (A B)",
+     f"DEFINE clause is out of order or repeated in MATCH_RECOGNIZE; {ORDER}", "DEFINE"),
+    ("WITHIN before PATTERN", "ORDER BY t WITHIN INTERVAL '1' SECOND PATTERN (A B)",
+     f"WITHIN clause is out of order or repeated in MATCH_RECOGNIZE; {ORDER}", "WITHIN"),
+    ("MEASURES without a measure", "ORDER BY t MEASURES PATTERN (A B) DEFINE B AS p > 0",
+     "Expecting a measure (<expression> AS <name>), found the PATTERN clause", "PATTERN"),
+    ("MEASURES list ending in a comma", "ORDER BY t MEASURES COUNT(*) AS n, PATTERN (A B) DEFINE B AS p > 0",
+     "Expecting a measure (<expression> AS <name>), found the PATTERN clause", "PATTERN"),
+    ("MEASURES before ONE ROW", "ORDER BY t MEASURES ONE ROW PER MATCH PATTERN (A B) DEFINE B AS p > 0",
+     "Expecting a measure (<expression> AS <name>), found the ROWS PER MATCH clause", "ONE"),
+    ("ORDER BY without a key", "ORDER BY PATTERN (A B) DEFINE B AS p > 0",
+     "Expecting an ORDER BY key, found the PATTERN clause", "PATTERN"),
+    ("PARTITION BY without a key", "PARTITION BY ORDER BY t PATTERN (A B) DEFINE B AS p > 0",
+     "Expecting a PARTITION BY expression, found the ORDER BY clause", "ORDER BY"),
+    ("MEASURES twice", "ORDER BY t MEASURES COUNT(*) AS n MEASURES LAST(t) AS l PATTERN (A B)",
+     f"MEASURES clause is out of order or repeated in MATCH_RECOGNIZE; {ORDER}", "MEASURES LAST"),
+    ("WITHIN without a unit", "ORDER BY t PATTERN (A B) WITHIN INTERVAL '10' DEFINE B AS p > 0",
+     "WITHIN: DEFINE is not an interval unit (SECOND, MINUTE, HOUR, DAY, ...)", "DEFINE"),
+    ("an incomplete WITH UNMATCHED ROWS", "ORDER BY t MEASURES COUNT(*) AS n ALL ROWS PER MATCH WITH UNMATCHED "
+     "PATTERN (A B)", "Expecting SHOW EMPTY MATCHES, OMIT EMPTY MATCHES or WITH UNMATCHED ROWS after ALL ROWS "
+     "PER MATCH", "WITH"),
+    ("RUNNING on a column", "ORDER BY t PATTERN (A B) DEFINE B AS RUNNING p > 0",
+     "RUNNING applies to a navigation function or an aggregate, e.g. RUNNING LAST(A.price)", "RUNNING"),
+    ("CLASSIFIER of two variables", "ORDER BY t PATTERN (A B) DEFINE B AS CLASSIFIER(A, B) = 'A'",
+     "CLASSIFIER takes one pattern variable or subset (or none)", ", B)"),
+    ("a malformed quantifier", "ORDER BY t PATTERN (A B{1,2,3}) DEFINE B AS p > 0",
+     "quantifier {1,2,3}: expecting {n}, {n,}, {,m} or {n,m} with non-negative integers n and m", "{1,2,3}"),
+    ("column names of another count", "ORDER BY t MEASURES COUNT(*) AS n PATTERN (A B) DEFINE B AS p > 0) AS m "
+     "(a, b, c", "AS m (a, b, c) names 3 columns, but MATCH_RECOGNIZE has 1: n", "a, b, c"),
+]
+
+
+@pytest.mark.parametrize("case", MALFORMED, ids=[c[0] for c in MALFORMED])
+def test_malformed_clauses_name_the_problem(series, case):
+    name, body, message, needle, *occurrence = case
+    sql = f"SELECT * FROM series MATCH_RECOGNIZE ({body})"
+    err = analysis_error(series, sql)
+    assert (err.message, err.line, err.column) == (message, *at(sql, needle, *occurrence))
+
+
+# Spark's parser reads the clause's Spark expressions (sql_ext.syntax): its errors, at the user's text
+SPARK_SYNTAX = [
+    ("two comparison operators", dict(define="B AS p > > 1"), "[PARSE_SYNTAX_ERROR] Syntax error at or near '>'.",
+     "> 1"),
+    ("a leading comma in a call", dict(measures="max(, A.t) AS x"),
+     "[PARSE_SYNTAX_ERROR] Syntax error at or near ','.", ", A.t"),
+    ("an empty tuple", dict(measures="() AS x"), "[PARSE_SYNTAX_ERROR] Syntax error at or near ')'.", ") AS x"),
+    ("an interval without a unit", "SELECT * FROM series MATCH_RECOGNIZE (ORDER BY t MEASURES COUNT(*) AS n\n"
+                                   "  PATTERN (A B) WITHIN INTERVAL '1')",
+     "[INVALID_TYPED_LITERAL] The value of the typed literal \"INTERVAL\" is invalid: '1'.", "INTERVAL '1'"),
+    ("a measure name Spark does not read", dict(measures="COUNT(*) AS 1"),
+     "[PARSE_SYNTAX_ERROR] Syntax error at or near '1'.", "1\n"),
+]
+
+
+@pytest.mark.parametrize("case", SPARK_SYNTAX, ids=[c[0] for c in SPARK_SYNTAX])
+def test_spark_syntax_errors_in_the_clause(series, case):
+    name, parts, message, needle = case
+    sql = parts if isinstance(parts, str) else query(**parts)
+    err = analysis_error(series, sql)
+    assert (err.message, err.line, err.column) == (message, *at(sql, needle))
+
+
 def test_positions_in_ctes_nested_clauses_and_later_statements(series):
     """Positions are in the whole SQL text: inside a CTE, in the outer of two nested clauses,
     in the second statement of a script."""

@@ -1,5 +1,5 @@
 """The one error type users see, anchored at a line:column of their SQL, and the one way to
-turn a character offset into a line:column."""
+turn a character offset into a line:column (and back)."""
 from __future__ import annotations
 
 Pos = tuple  # (line, column), 1-based; (None, None) when unknown
@@ -40,3 +40,10 @@ def line_col(text: str, offset: int, origin: Pos = (1, 1)) -> Pos:
     if newlines:
         return (line + newlines, offset - text.rfind("\n", 0, offset))
     return (line, column + offset)
+
+
+def offset(text: str, line: int, column: int) -> int:
+    """The character offset in ``text`` of its ``line``:``column`` (1-based; ``line_col``'s inverse)."""
+    lines = text.split("\n")
+    return sum(len(part) + 1 for part in lines[:line - 1]) + column - 1
+

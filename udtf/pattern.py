@@ -151,6 +151,10 @@ class _Tokens:
         i = 0
         while i < len(text):
             m = _TOKEN.match(text, i)
+            if not m and text[i] == "{" and "}" in text[i:]:
+                quantifier = text[i:text.index("}", i) + 1]
+                raise self.error(f"quantifier {quantifier}: expecting {{n}}, {{n,}}, {{,m}} or {{n,m}} with "
+                                 "non-negative integers n and m", i)
             if not m:
                 raise self.error(f"unexpected character {text[i]!r} in PATTERN", i)
             kind = m.lastgroup if m.lastgroup in ("ws", "qname", "name", "op") else "brace"
