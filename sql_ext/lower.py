@@ -162,7 +162,8 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         values=tuple(Value(name, types[name]) for name in plan.values), order_key=window.key if window else None,
         within=window.length if window else None, lookahead=plan.lookahead,
         atoms=tuple(atoms[k] for k in kept), output=tuple(outputs), limits=limits, ansi=ansi,
-        timeouts=analysis.timeout is not None, zone=zone, distinct=analysis.distinct)
+        timeouts=analysis.timeout is not None, zone=zone, distinct=analysis.distinct,
+        at=position(clause) or (None, None))
     output = tuple(output)
     order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
     shipped = _shipped(engine_plan, fields, clause, order, plan.origins)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from sqlglot import exp
 
-from . import lower, syntax
+from . import failures, lower, syntax
 from udtf.errors import MatchRecognizeError
 
 from .analyze import analyze, error
@@ -101,6 +101,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     _checked(schema, f"SELECT * FROM {lowered.text}", lambda: _culprit(
         schema, ((f"SELECT {to_spark_sql(e)} FROM {lowered.source}", node)
                  for (_, e), node in zip(planned.measures, measures)), clause))
+    failures.remember([*planned.computed.values(), *(e for _, e in planned.measures)])
     demand = None if streaming else demanded(clause)
     if demand is None:
         return lowered

@@ -297,6 +297,9 @@ def disable(spark=None) -> None:
 
 
 def _patch(cls) -> None:
+    from . import failures
+
+    failures.install()
     if cls in _patched:
         return
     original = cls.sql

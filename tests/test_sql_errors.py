@@ -3,8 +3,9 @@
 Analysis errors are raised by ``spark.sql`` before any Spark job runs (``MatchRecognizeError``,
 ``str()`` = ``line L:C: message``); positions are those of the offending construct in the
 multi-line query, found with ``at(sql, text)``.  Unsupported constructs must fail the same way,
-never give a wrong answer.  The standard's runtime errors of AFTER MATCH SKIP surface as the
-Spark exception of the failed job, whose message contains ours.
+never give a wrong answer.  Errors of the running query (the standard's errors of AFTER MATCH
+SKIP, an engine limit, Spark's ANSI errors) come as a ``MatchRecognizeError`` too, raised by the
+action that runs the query (``sql_ext.failures``).
 """
 from __future__ import annotations
 
@@ -310,11 +311,11 @@ def test_skip_runtime_errors(series, skip, pattern, define, message, flinkcep):
           {clause + " ERROR ON MISS SEMANTICS FLINKCEP" if flinkcep else clause}
           PATTERN ({pattern})
           DEFINE A AS SUM(A.price) < 30{define})"""
-    with pytest.raises(Exception) as info:
+    with pytest.raises(MatchRecognizeError) as info:
         series.sql(sql).collect()
     line, column = at(sql, clause)
     column += len(clause) - len(skip.split()[-1])  # the SKIP TO target
-    assert f"line {line}:{column}: {message}" in str(info.value)
+    assert (info.value.message, info.value.line, info.value.column) == (message, line, column)
     if flinkcep:  # without ERROR ON MISS, FlinkCEP skips nothing where the target is absent or first
         assert series.sql(sql.replace(" ERROR ON MISS", "")).count() > 0
 
@@ -355,6 +356,26 @@ def test_spark_errors_name_the_users_construct(series, case):
     assert "__mr" not in err.message and " pos " not in err.message
 
 
+CAST_FAILS = '[CAST_INVALID_INPUT] The value \'{}\' of the type "STRING" cannot be cast to "INT" because it is malformed.'
+
+
+@pytest.mark.parametrize("parts, needle, value", [
+    (dict(define="B AS CAST(k AS INT) > 0"), "CAST(k AS INT)", "a"),  # row-level: Spark computes it
+    (dict(measures="CAST(LAST(A.k) AS INT) AS x"), "CAST(LAST(A.k) AS INT)", "a"),  # over the engine's atom
+    (dict(define="B AS CAST(A.k AS INT) > p"), "CAST(A.k AS INT)", "a"),  # match state: the engine computes it
+])
+def test_run_time_errors_name_the_users_construct(series, parts, needle, value):
+    """An error of the running query (ANSI's: spark.sql.ansi.enabled is on) is one message at the
+    user's line:column: Spark's, without the generated SQL, or the engine's, without a worker's
+    traceback."""
+    sql = query(**parts)
+    with pytest.raises(MatchRecognizeError) as info:
+        series.sql(sql).collect()
+    assert info.value.message.startswith(CAST_FAILS.format(value)), info.value.message
+    assert (info.value.line, info.value.column) == at(sql, needle)
+    assert "__mr" not in info.value.message and "Traceback" not in info.value.message
+
+
 @pytest.mark.parametrize("conf, value, pattern, define, semantics, message", [
     # a run of B's longer than the limit (the run-length tier, then the Pike VM)
     ("spark.sparkcep.maxMatchRows", 4, "A B+", "B AS price > 0", "",
@@ -384,13 +405,14 @@ def test_engine_limits_name_the_conf_the_partition_and_the_row(series, conf, val
           DEFINE A AS price > 0, {define})"""
     series.conf.set(conf, str(value))
     try:
-        with pytest.raises(Exception) as info:
+        with pytest.raises(MatchRecognizeError) as info:
             series.sql(sql).collect()
     finally:
         series.conf.unset(conf)
-    text = str(info.value)
+    text = info.value.message
     assert message in text and f"(the limit is the Spark conf {conf})" in text
     assert "in partition (symbol = 'XYZ') at its row" in text
+    assert (info.value.line, info.value.column) == at(sql, "MATCH_RECOGNIZE")
     assert len(series.sql(sql).collect()) >= 0  # within the default limits the query runs
 
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .emit import Emitter
-from .errors import LimitExceeded, MatchRecognizeError
+from .errors import LimitExceeded, MatchRecognizeError, reported
 from .expr import lookback, type_of
 from .match import Conditions, Options, forget, matcher
 from .plan import EnginePlan, OutputKind, RowsMode
@@ -165,7 +165,8 @@ class PartitionRunner:
         except LimitExceeded as e:
             key = ", ".join(f"{name} = {value!r}" for name, value in zip(self.keys, self.key))
             where = f"partition ({key})" if key else "the partition"
-            raise MatchRecognizeError(f"{e.message}, in {where} at its row {e.row + self.rows.dropped + 1}") from None
+            raise MatchRecognizeError(f"{e.message}, in {where} at its row {e.row + self.rows.dropped + 1}",
+                                      *self.plan.at) from None
 
     def _close_partition(self):
         self.pending += self._located(self.matcher.finish)
@@ -254,13 +255,19 @@ def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False):
             self.expected = expected_input(engine_plan, schema)
 
         def feed(self, batch: pa.RecordBatch):
-            if self.expected is not None:
-                check_input(self.expected, batch.schema)
-                self.expected = None
-            yield from self.runner.feed(batch)
+            try:
+                if self.expected is not None:
+                    check_input(self.expected, batch.schema)
+                    self.expected = None
+                yield from self.runner.feed(batch)
+            except MatchRecognizeError as e:
+                raise reported(e) from None
 
         def terminate(self):
-            yield from self.runner.finish()
+            try:
+                yield from self.runner.finish()
+            except MatchRecognizeError as e:
+                raise reported(e) from None
 
     # the UDTF protocol's name for the per-batch method (nothing is evaluated as code)
     MatchRecognize.eval = MatchRecognize.feed
@@ -319,7 +326,7 @@ def check_input(expected: dict, schema: pa.Schema) -> None:
         if actual is not None and actual != kind:
             what = f"column {name}" if not name.startswith("__mr") else "an expression of the clause"
             spark_name = lambda k: _SPARK_NAMES.get(k, k.upper())
-            raise RuntimeError(
+            raise MatchRecognizeError(
                 f"[INCOMPATIBLE_VIEW_SCHEMA_CHANGE] MATCH_RECOGNIZE: the input of this query changed since it was "
                 f"rewritten: {what} is {spark_name(actual)}, it was {spark_name(kind)}. A temporary view keeps "
                 f"the rewritten SQL: create it again (CREATE OR REPLACE TEMP VIEW ...) after its input changes.")

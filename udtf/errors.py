@@ -2,6 +2,8 @@
 turn a character offset into a line:column (and back)."""
 from __future__ import annotations
 
+import os
+
 Pos = tuple  # (line, column), 1-based; (None, None) when unknown
 
 
@@ -47,3 +49,13 @@ def offset(text: str, line: int, column: int) -> int:
     lines = text.split("\n")
     return sum(len(part) + 1 for part in lines[:line - 1]) + column - 1
 
+
+def reported(error: MatchRecognizeError) -> MatchRecognizeError:
+    """``error``, to be raised in a Spark Python worker, which then reports it without its
+    traceback: it is the user's error at their line:column, not sparkcep's.  (The worker prints
+    a traceback unless SPARK_HIDE_TRACEBACK - Spark's
+    spark.sql.execution.pyspark.udf.hideTraceback.enabled - is set; it exits after reporting
+    an error, so the setting ends with it.)  The driver turns it back into a
+    ``MatchRecognizeError`` (``sql_ext.failures``)."""
+    os.environ["SPARK_HIDE_TRACEBACK"] = "1"
+    return error

@@ -156,6 +156,7 @@ class EnginePlan(NamedTuple):
     timeouts: bool = False  # WITH TIMEOUT ROWS: also report partial matches whose WITHIN window closed
     zone: str = "UTC"  # spark.sql.session.timeZone: the zone of the expressions the engine evaluates
     distinct: bool = False  # SEMANTICS FLINKCEP DISTINCT: each distinct match once (not once per run)
+    at: Pos = (None, None)  # the clause's MATCH_RECOGNIZE keyword in the user's SQL (a limit's error is there)
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "plan": encode(self)}, sort_keys=True)

@@ -33,6 +33,7 @@ from pyspark.sql.streaming import StatefulProcessor
 from pyspark.sql.types import StructType
 
 from .arrow import PartitionRunner
+from .errors import MatchRecognizeError, reported
 from .expr import Classifier, Nav
 from .match import FlinkMatcher, RunsMatcher
 from .plan import EnginePlan
@@ -321,7 +322,10 @@ class MatchRecognizeProcessor(StatefulProcessor):
     def _step(self, new, watermark_ms: int, fired: int | None):
         stepper = self.stepper
         previous = load_state(self.state.get(), stepper.input_schema)
-        state, out = stepper.step(previous, new, watermark_ms)
+        try:
+            state, out = stepper.step(previous, new, watermark_ms)
+        except MatchRecognizeError as e:
+            raise reported(e) from None
         timer = -1 if state is None else state.timer
         if timer != previous.timer:
             if previous.timer >= 0 and previous.timer != fired:
