@@ -73,8 +73,8 @@ A ``MatchRecognizeClause`` node *replaces the table factor it applies to*: it is
                        parentheses, surrounding whitespace excluded; "" for
                        ``PATTERN ()``), ``offset`` (0-based character offset of its
                        first character in the SQL), ``line``/``column``/``origin`` of
-                       that character, ``code`` (the text with SQL comments replaced
-                       by spaces, same length and line structure -- feed this to
+                       that character, ``code`` (the text up to the closing ')' with
+                       SQL comments replaced by spaces, same line structure -- feed this to
                        ``udtf.pattern.parse_pattern(p.code, p.origin)``),
                        ``position_at(i)``. The positions live in ``meta`` (not
                        ``args``) so that layout does not affect tree equality.
@@ -416,7 +416,7 @@ class Pattern(exp.Expression):
 
     Source positions live in ``meta`` (not in ``args``), so two trees that differ only
     in layout still compare equal: ``meta["start"]`` is the 0-based offset,
-    ``meta["pos"]`` the (line, column), ``meta["code"]`` the comment-blanked text.
+    ``meta["pos"]`` the (line, column), ``meta["code"]`` the comment-blanked text up to ')'.
     """
 
     arg_types = {"this": False}
@@ -427,7 +427,8 @@ class Pattern(exp.Expression):
 
     @property
     def code(self) -> str:
-        """The text with SQL comments replaced by spaces (same length, newlines kept)."""
+        """The text up to the closing ')' (trailing whitespace included) with SQL comments
+        replaced by spaces (newlines kept): an error at the pattern's end points at the ')'."""
         return self.meta.get("code") or self.text
 
     @property
@@ -1232,6 +1233,7 @@ class SparkCepParser(SparkParser):
                     break
             self._advance()
         tokens = self._tokens[first_index : self._index]
+        close = self._curr.start
         self._advance()
 
         if tokens:
@@ -1239,7 +1241,8 @@ class SparkCepParser(SparkParser):
         else:
             start = end = open_tok.end + 1
         text = self.sql[start:end]
-        code = _blank_gaps(start, tokens, text) if tokens else text
+        # the code runs to the closing ')': an error at the pattern's end is reported there
+        code = _blank_gaps(start, tokens, self.sql[start:close])
         line, column = line_col(self.sql, start)
         node = Pattern(this=text)
         end_line, end_col = line_col(self.sql, max(start, end - 1))

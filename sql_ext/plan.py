@@ -335,12 +335,7 @@ class _Planner:
 
     def navigation_state(self, node):
         members, mode, logical, physical, arg = self.navigation(node)
-        if isinstance(_unparen(arg), Classifier):
-            if physical > 0:  # the rows after the current one are not mapped yet
-                return ir.Lit(None, "string")
-            if physical < 0 and (members is not None or mode is not ir.NavMode.LAST or logical):
-                raise error(f"{rules.construct(node)} of CLASSIFIER in DEFINE: only PREV(CLASSIFIER(), n) "
-                            "(the rows before the current one) is supported", node)
+        if isinstance(_unparen(arg), Classifier):  # the row landed on, while it is in the run so far
             return ir.Classifier(members, mode, logical, physical)
         if _has_match_state(arg):
             raise error(f"{rules.construct(node)} in DEFINE: the argument may combine columns, but "

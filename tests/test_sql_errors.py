@@ -219,6 +219,14 @@ MALFORMED = [
      "RUNNING applies to a navigation function or an aggregate, e.g. RUNNING LAST(A.price)", "RUNNING"),
     ("CLASSIFIER of two variables", "ORDER BY t PATTERN (A B) DEFINE B AS CLASSIFIER(A, B) = 'A'",
      "CLASSIFIER takes one pattern variable or subset (or none)", ", B)"),
+    ("an empty alternative", "ORDER BY t PATTERN (A | | B) DEFINE B AS p > 0", "expected a pattern element (a "
+     "variable, (...), PERMUTE, ^, $ or {- ... -}; () is the empty pattern)", "| B"),
+    ("an empty last alternative", "ORDER BY t PATTERN (A | ) DEFINE B AS p > 0", "expected a pattern element (a "
+     "variable, (...), PERMUTE, ^, $ or {- ... -}; () is the empty pattern)", ") DEFINE"),
+    ("an empty exclusion", "ORDER BY t PATTERN (A {- -}) DEFINE B AS p > 0", "expected a pattern element (a "
+     "variable, (...), PERMUTE, ^, $ or {- ... -}; () is the empty pattern)", "-})"),
+    ("an empty PATTERN", "ORDER BY t PATTERN () DEFINE B AS p > 0", "expected a pattern element (a variable, "
+     "(...), PERMUTE, ^, $ or {- ... -}; () is the empty pattern)", ") DEFINE"),
     ("a malformed quantifier", "ORDER BY t PATTERN (A B{1,2,3}) DEFINE B AS p > 0",
      "quantifier {1,2,3}: expecting {n}, {n,}, {,m} or {n,m} with non-negative integers n and m", "{1,2,3}"),
     ("column names of another count", "ORDER BY t MEASURES COUNT(*) AS n PATTERN (A B) DEFINE B AS p > 0) AS m "

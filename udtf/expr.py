@@ -161,8 +161,12 @@ def literal_value(value, type_: str):
 # ---- facts -------------------------------------------------------------------------------
 class Fact(NamedTuple):
     """A running fold over the rows mapped to ``vars``: ``first`` / ``last`` ((row, var) or
-    None), ``firstn`` / ``lastn`` (the first / last ``arg`` + 1 (row, var) pairs), ``recent``
-    (the last ``arg`` + 1 pairs of any variable), ``agg`` (the state of aggregate ``arg``)."""
+    None), ``firstn`` / ``lastn`` (the first / last ``arg`` + 1 (row, var) pairs), ``agg`` (the
+    state of aggregate ``arg``), ``landed`` (``arg`` = (vars, mode, logical, k): the rows of
+    ``vars`` FIRST / LAST with that logical offset would pick, each with the variable of the row
+    k rows from it (k < 0: before) once that row is in the run, else None; its own ``vars`` is
+    None: the landed-on row may be of any variable.  PREV(CLASSIFIER(U), 2) or
+    NEXT(FIRST(CLASSIFIER()), 1) in DEFINE)."""
     kind: str
     vars: tuple | None
     arg: object = None
@@ -179,7 +183,7 @@ def facts_of(expr, out: dict) -> dict:
     if isinstance(expr, (Nav, Classifier)):
         out[position_fact(expr.mode, expr.vars, expr.logical)] = None
         if isinstance(expr, Classifier) and expr.physical:
-            out[Fact("recent", None, -expr.physical)] = None
+            out[Fact("landed", None, (expr.vars, expr.mode, expr.logical, expr.physical))] = None
     elif isinstance(expr, Agg):
         out[Fact("agg", expr.vars, expr)] = None
     for child in children(expr):
@@ -219,10 +223,33 @@ class FactTable:
         if kind == "firstn":
             keep = fact.arg + 1
             return (lambda old, row, var: old + ((row, var),) if member(var) and len(old) < keep else old), ()
-        if kind in ("lastn", "recent"):
+        if kind == "lastn":
             keep = fact.arg + 1
             return (lambda old, row, var: (old + ((row, var),))[-keep:] if member(var) else old), ()
+        if kind == "landed":
+            return self._landed(fact.arg), ((), ())
         return self._aggregate(fact.arg, member)
+
+    @staticmethod
+    def _landed(arg: tuple):
+        """The update of a ``landed`` fact: (the run's last -k + 1 (row, var) when k < 0, the
+        picked (row, variable of row + k or None)); a row k > 0 after a picked one fills its
+        variable in when it is mapped."""
+        vars_, mode, logical, k = arg
+        member = (lambda v: True) if vars_ is None else frozenset(vars_).__contains__
+        keep, first, back = logical + 1, mode is NavMode.FIRST, max(0, -k) + 1
+
+        def update(old, row, var):
+            recent, picked = old
+            recent = (recent + ((row, var),))[-back:]
+            if k > 0:
+                picked = tuple((r, var if r + k == row else v) for r, v in picked)
+            if not member(var) or first and len(picked) == keep:
+                return recent, picked
+            label = next((v for r, v in recent if r == row + k), None)
+            return recent, (picked + ((row, label),))[-keep:]
+
+        return update
 
     def _aggregate(self, agg: Agg, member):
         fold = aggregate(agg.fn, [SqlType.parse(t) for t in agg.arg_types], agg.distinct, self.ansi)
@@ -259,11 +286,14 @@ class FactTable:
     def shifted(self, facts: tuple, shift: int) -> tuple:
         """``facts`` with the row indexes they hold moved down by ``shift``."""
         out = []
+        move = lambda pairs: tuple((row - shift, var) for row, var in pairs)
         for fact, value in zip(self.facts, facts):
             if fact.kind in ("first", "last"):
                 value = None if value is None else (value[0] - shift, value[1])
+            elif fact.kind == "landed":
+                value = (move(value[0]), move(value[1]))
             elif fact.kind != "agg":
-                value = tuple((row - shift, var) for row, var in value)
+                value = move(value)
             out.append(value)
         return tuple(out)
 
@@ -485,16 +515,13 @@ def _classifier(expr: Classifier, scope: Scope):
             return None if found is None else names[found[1]]
 
         return label
-    recent = scope.facts.index[Fact("recent", None, -physical)]
+    landed = scope.facts.index[Fact("landed", None, (expr.vars, expr.mode, logical, physical))]
 
     def shifted(ctx):
-        found = base(ctx[1][slot])
-        if found is None:
+        picked = ctx[1][landed][1]
+        if len(picked) <= logical:
             return None
-        target = found[0] + physical
-        for row, var in ctx[1][recent]:
-            if row == target:
-                return names[var]
-        return None
+        var = picked[pick][1]
+        return None if var is None else names[var]
 
     return shifted

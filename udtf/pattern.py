@@ -225,8 +225,9 @@ def _seq(toks: _Tokens):
     start = toks.peek()[2]
     if not _starts_item(toks):
         kind, value, off = toks.peek()
-        if toks.at_op(")", "-}", "|", ",") or kind is None:
-            return Empty(toks.pos(off))
+        if toks.at_op(")", "-}", "|", ",") or kind is None:  # (as in Trino: only () is empty)
+            raise toks.error("expected a pattern element (a variable, (...), PERMUTE, ^, $ or {- ... -}; "
+                             "() is the empty pattern)")
         raise toks.error(f"unexpected {value!r} in PATTERN")
     items, junctions = [_item(toks)], []
     while True:
@@ -305,9 +306,12 @@ def _primary(toks: _Tokens):
             raise MatchRecognizeError(f"PERMUTE supports at most {MAX_PERMUTE} elements", *pos)
         return Permute(tuple(items), pos)
     if value == "(":
+        if toks.at_op(")"):
+            toks.next()
+            return Empty(pos)
         inner = _alt(toks)
         toks.expect_op(")")
-        return inner if not isinstance(inner, Empty) else Empty(pos)
+        return inner
     if value == "{-":
         inner = _alt(toks)
         toks.expect_op("-}")
