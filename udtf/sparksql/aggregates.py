@@ -22,6 +22,7 @@ single partition.  ``FILTER (WHERE ...)`` is the caller's job: skip ``step`` for
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import Enum
@@ -30,7 +31,7 @@ from typing import Any, Callable, Sequence
 from .coercion import Signature
 from .errors import SparkAnalysisError, SparkError
 from .scalar import DEC38, DEC_CTX, compare, fit_decimal
-from .types import BIGINT, BOOLEAN, DOUBLE, STRING, Kind, SqlType, array, decimal
+from .types import BIGINT, BOOLEAN, DOUBLE, INT, STRING, Kind, SqlType, array, decimal
 
 __all__ = ["Fold", "Chain", "Aggregate", "Distinct", "AGGREGATES", "NAMES", "lookup", "aggregate"]
 
@@ -164,6 +165,14 @@ def _collect_sig(name, types, ansi) -> Signature:
 def _listagg_sig(name, types, ansi) -> Signature:
     t = STRING if types[0].is_void else types[0]
     return Signature((t,) * len(types), t)
+
+
+def _integral_sig(name, types, ansi) -> Signature:
+    """ExpectsInputTypes(IntegralType): no implicit cast, but NULL is an INT."""
+    t = INT if types[0].is_void else types[0]
+    if not t.is_integral:
+        raise _mismatch(name, t, "an integral argument (TINYINT, SMALLINT, INT or BIGINT)")
+    return Signature((t,), t)
 
 
 def _count_sig(name, types, ansi) -> Signature:
@@ -333,6 +342,15 @@ def _first_last(last: bool):
     return fold
 
 
+def _bitwise(op):
+    """BitAggregate: ``op`` over the non-null values (a bitwise op of one integral type cannot overflow)."""
+    def fold(sig: Signature, ansi: bool) -> Fold:
+        def step(s, v):
+            return s if v is None else v if s is None else op(s, v)
+        return Fold(sig.args, sig.result, None, step, lambda s: s, result_raises=False)
+    return fold
+
+
 def _count_if(sig: Signature, ansi: bool) -> Fold:
     return Fold(sig.args, sig.result, 0, lambda s, v: s + 1 if v is True else s, lambda s: s)
 
@@ -454,6 +472,7 @@ AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("max_by", _by_sig, _by(1), distinct=Distinct.SAME),
     Aggregate("min_by", _by_sig, _by(-1), distinct=Distinct.SAME),
     Aggregate("count_if", _boolean_sig(BIGINT), _count_if),
+    Aggregate("bit_or", _integral_sig, _bitwise(operator.or_), distinct=Distinct.SAME),
     Aggregate("bool_and", _boolean_sig(None), _bool(True), ("every",)),
     Aggregate("bool_or", _boolean_sig(None), _bool(False), ("some", "any")),
     Aggregate("collect_list", _collect_sig, _collect_list, ("array_agg",)),

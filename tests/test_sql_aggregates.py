@@ -1,0 +1,47 @@
+"""Spark's aggregates over the rows of a match give what Spark gives over the same rows: RUNNING
+values as Spark's window aggregate (ROWS UNBOUNDED PRECEDING), FINAL values as its GROUP BY, in
+MEASURES and in DEFINE, with DISTINCT and FILTER."""
+from __future__ import annotations
+
+import pytest
+
+from sql_support import mr_spark, rows, view  # noqa: F401  (fixture)
+
+BITS = [(1, 1, 3, 300, -70000, 1 << 40), (1, 2, -128, None, 5, -1), (1, 3, None, -32768, 5, None),
+        (1, 4, 127, 12, None, (1 << 62) + 3), (2, 1, 8, 8, 8, 8), (2, 2, None, None, None, None),
+        (2, 3, -1, 3, 2147483647, -(1 << 63))]
+
+
+def test_bit_or_over_every_integral_type(mr_spark):
+    view(mr_spark, "bits", "p int, o int, ti tinyint, si smallint, i int, bi bigint", BITS)
+    columns = ("ti", "si", "i", "bi")
+    measures = ", ".join(f"RUNNING bit_or(A.{c}) AS r_{c}, FINAL bit_or(A.{c}) AS f_{c}" for c in columns)
+    got = rows(mr_spark, f"""SELECT p, o, {', '.join(f'r_{c}, f_{c}' for c in columns)}, d, fl FROM bits
+        MATCH_RECOGNIZE (PARTITION BY p ORDER BY o
+          MEASURES {measures}, FINAL bit_or(DISTINCT A.i) AS d, RUNNING bit_or(A.bi) FILTER (WHERE A.o > 1) AS fl
+          ALL ROWS PER MATCH PATTERN (A+) DEFINE A AS true) AS m ORDER BY p, o""")
+    running = ", ".join(f"bit_or({c}) OVER w AS r_{c}, g.f_{c}" for c in columns)
+    want = rows(mr_spark, f"""SELECT b.p, b.o, {running}, g.d,
+            bit_or(bi) FILTER (WHERE o > 1) OVER w AS fl
+        FROM bits b JOIN (SELECT p, {', '.join(f'bit_or({c}) AS f_{c}' for c in columns)}, bit_or(DISTINCT i) AS d
+                          FROM bits GROUP BY p) g ON g.p = b.p
+        WINDOW w AS (PARTITION BY b.p ORDER BY o ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) ORDER BY p, o""")
+    assert got == want
+    assert want[3][2:4] == (-1, -1) and want[6][-2:] == (2147483647, -(1 << 63))  # (the data reach every bit)
+
+
+def test_bit_or_in_define_sees_the_rows_mapped_so_far(mr_spark):
+    view(mr_spark, "bits", "p int, o int, ti tinyint, si smallint, i int, bi bigint", BITS)
+    got = rows(mr_spark, """SELECT * FROM (SELECT *, bit_or(bi) OVER (PARTITION BY p ORDER BY o
+            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS w FROM bits)
+        MATCH_RECOGNIZE (PARTITION BY p ORDER BY o MEASURES COUNT(*) AS n PATTERN (A+)
+          DEFINE A AS bit_or(A.bi) <=> w AND bit_or(A.ti) IS DISTINCT FROM 0) AS m ORDER BY p""")
+    assert got == [(1, 4), (2, 3)]
+
+
+def test_bit_or_of_a_non_integral_type_is_an_analysis_error(mr_spark):
+    from sql_support import analysis_error, at
+    view(mr_spark, "bits", "p int, o int, f double", [(1, 1, 1.0)])
+    sql = "SELECT * FROM bits MATCH_RECOGNIZE (ORDER BY o MEASURES bit_or(A.f) AS b PATTERN (A) DEFINE A AS true)"
+    error = analysis_error(mr_spark, sql)
+    assert (error.line, error.column) == at(sql, "bit_or(A.f)") and "DATATYPE_MISMATCH" in error.message
