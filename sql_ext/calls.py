@@ -7,7 +7,8 @@ evaluates over match state.  Everything else about a function is its registry re
   by their arguments (``x IS NULL``, ``IN``, ``CASE``, ``LOG``, ``LTRIM``, ...);
 * ``AS_WRITTEN``: functions sqlglot parses as ``exp.Anonymous``, or would rewrite into other
   functions (``log10(x)`` into ``LOG(10, x)``): the parser keeps those as written
-  (``sql_ext.parse``), for the argument counts given (None: any).
+  (``sql_ext.parse``), for the argument counts given (None: any); ``AGGREGATES_AS_WRITTEN``
+  the same for aggregates whose sqlglot node loses what Spark reads.
 """
 from __future__ import annotations
 
@@ -64,6 +65,14 @@ SHAPED = (
 
 AS_WRITTEN = {"bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),
               "date_sub": (2,), "datediff": (2,), "date_diff": (2,)}
+
+# aggregates (``udtf.sparksql.aggregates``, found by name) sqlglot parses into nodes that drop an
+# argument (percentile's frequency, first / last's ignoreNulls), refuse one (first_value(x, true))
+# or cannot hold DISTINCT over two (corr, covar_*, regr_*): kept as written
+AGGREGATES_AS_WRITTEN = frozenset((
+    "percentile", "corr", "covar_pop", "covar_samp", "first", "last", "first_value", "last_value", "any_value",
+    "regr_avgx", "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy", "regr_count", "regr_r2", "regr_slope",
+    "regr_intercept"))
 
 NAMES = frozenset(NODES.values()) | {name for _, name, _ in SHAPED} | frozenset(AS_WRITTEN)
 

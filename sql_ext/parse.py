@@ -156,7 +156,7 @@ from sqlglot.tokens import Token, TokenType
 
 from udtf.errors import MatchRecognizeError, line_col
 
-from .calls import AS_WRITTEN
+from .calls import AGGREGATES_AS_WRITTEN, AS_WRITTEN
 
 __all__ = [
     "ParseError",
@@ -607,7 +607,10 @@ class SparkCepParser(SparkParser):
         **SparkParser.FUNCTIONS,
         **{name.upper(): _as_written(name.upper(), counts, SparkParser.FUNCTIONS[name.upper()])
            for name, counts in AS_WRITTEN.items() if name.upper() in SparkParser.FUNCTIONS},
+        **{name.upper(): _as_written(name.upper(), None, None) for name in AGGREGATES_AS_WRITTEN},
     }
+    FUNCTION_PARSERS = {name: parser for name, parser in SparkParser.FUNCTION_PARSERS.items()
+                        if name.lower() not in AGGREGATES_AS_WRITTEN}
 
     TYPE_LITERAL_PARSERS = {
         **SparkParser.TYPE_LITERAL_PARSERS,

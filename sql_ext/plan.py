@@ -348,7 +348,7 @@ class _Planner:
     def aggregate(self, node, row_expr):
         """``ir.Agg`` (untyped) of an aggregate call; its arguments and FILTER are row
         expressions (``row_expr``) evaluated at each aggregated row."""
-        name, args, distinct, filter_, _ = rules.aggregate_call(node)
+        name, args, distinct, filter_, ignore_nulls = rules.aggregate_call(node)
         star = len(args) == 1 and (isinstance(args[0], exp.Star) or
                                    (isinstance(args[0], exp.Column) and isinstance(args[0].this, exp.Star)))
         if star:
@@ -358,7 +358,8 @@ class _Planner:
         else:
             members = self.labels(exp.Tuple(expressions=[a.copy() for a in args] +
                                             ([filter_.copy()] if filter_ is not None else [])))
-        return ir.Agg(name, members, tuple(row_expr(a) for a in args), (), distinct,
+        ignored = (ir.Lit(True, "boolean"),) if ignore_nulls else ()  # Spark's first(x, true)
+        return ir.Agg(name, members, tuple(row_expr(a) for a in args) + ignored, (), distinct,
                       row_expr(filter_) if filter_ is not None else None, None, position(node) or (None, None))
 
     def row_expr(self, node):

@@ -5,9 +5,10 @@ recognition, as Trino's analyzer enforces them, checked on the user's tree befor
   or CLASSIFIER(); one pattern variable (or none) across the argument's columns and
   classifiers; FIRST/LAST may stand directly inside PREV/NEXT, nothing else nests; no
   aggregate inside;
-* aggregates: a function Spark knows as an aggregate (``udtf.sparksql.aggregates``); no
-  aggregate or navigation inside; one pattern variable (or none) across the arguments;
-  ``v.*`` only as COUNT's sole argument;
+* aggregates: a function Spark knows as an aggregate (``udtf.sparksql.aggregates``: the
+  registered ones; the ones it refuses, with their reason); no aggregate or navigation
+  inside; one pattern variable (or none) across the arguments; ``v.*`` only as COUNT's sole
+  argument; IGNORE NULLS where Spark takes it (FIRST, LAST, ANY_VALUE); no WITHIN GROUP;
 * RUNNING / FINAL modify FIRST, LAST and aggregates (also written in front of a PREV / NEXT
   that wraps FIRST / LAST, as Oracle allows); FINAL is not allowed in DEFINE;
 * no window functions (OVER) and no MATCH_RECOGNIZE inside.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from udtf.sparksql.aggregates import NAMES as AGGREGATES
+from udtf.sparksql import aggregates
 
 from .analyze import Analysis, error, variable_name
 from .parse import Classifier, Final, First, Last, MatchNumber, MatchRecognizeClause, Navigation, Running
@@ -38,9 +39,13 @@ def aggregate_call(node):
         node, ignore_nulls = node.this, isinstance(node, exp.IgnoreNulls)
     if isinstance(node, exp.Anonymous):
         name = ALIASES.get(node.name.lower(), node.name.lower())
-        if name not in AGGREGATES:
+        if name not in aggregates.NAMES and name not in aggregates.REFUSED:
             return None
         args = list(node.expressions)
+    elif isinstance(node, exp.Any) and not isinstance(_unparen(node.this), (exp.Subquery, exp.Select)):
+        name, args = "any", [_unparen(node.this)]  # Spark's any(x) is bool_or; x = ANY (subquery) is not
+    elif isinstance(node, exp.WithinGroup):
+        name, args = node.this.sql_name().lower(), [node]  # (refused by the checker)
     elif isinstance(node, exp.AggFunc) and not isinstance(node, Navigation):
         name = node.copy().sql(dialect="spark").split("(", 1)[0].strip().lower()
         args = [v for k, v in node.args.items() if isinstance(v, exp.Expression)]
@@ -48,8 +53,8 @@ def aggregate_call(node):
     else:
         return None
     distinct = False
-    if len(args) == 1 and isinstance(args[0], exp.Distinct):
-        distinct, args = True, list(args[0].expressions)
+    if args and isinstance(args[0], exp.Distinct):
+        distinct, args = True, list(args[0].expressions) + args[1:]
     return name, args, distinct, filter_, bool(ignore_nulls)
 
 
@@ -151,10 +156,14 @@ class _Checker:
 
     def aggregate(self, node, navigation, outer):
         name, args, _, filter_, ignore_nulls = aggregate_call(node)
-        if name not in AGGREGATES:
-            raise error(f"aggregate {name.upper()} is not supported in MATCH_RECOGNIZE", node)
-        if ignore_nulls:
-            raise error(f"{name.upper()}: IGNORE NULLS is not supported in MATCH_RECOGNIZE", node)
+        if name not in aggregates.NAMES:
+            reason = aggregates.REFUSED.get(name, "Spark has no aggregate of that name")
+            raise error(f"aggregate {name.upper()} is not supported in MATCH_RECOGNIZE: {reason}", node)
+        if any(isinstance(a, (exp.WithinGroup, exp.Order)) for a in args):
+            raise error(f"{name.upper()}: WITHIN GROUP (ORDER BY ...) is not supported in MATCH_RECOGNIZE", node)
+        if ignore_nulls and not any(p.name == "ignoreNulls" for p in aggregates.lookup(name).params):
+            raise error(f"{name.upper()}: IGNORE NULLS is not supported (Spark takes it for FIRST, LAST and "
+                        "ANY_VALUE)", node)
         if navigation is not None:
             raise error(f"{navigation.sql_keyword}: nested {name.upper()} is not allowed in its argument", node)
         if outer is not None:

@@ -140,9 +140,11 @@ def _integral_vs_decimal_literal(expr: ir.Call, args: list, arg_types: list):
 def _aggregate(expr: ir.Agg, types: dict, ansi: bool) -> ir.Agg:
     args = [typed(a, types, ansi) for a in expr.args]
     arg_types = [SqlType.parse(ir.type_of(a)) for a in args]
+    described = [Literal(t, ir.literal_value(a.value, a.type)) if isinstance(a, ir.Lit) else t
+                 for a, t in zip(args, arg_types)]
     try:
-        fold = aggregate(expr.fn, arg_types, expr.distinct, ansi)
-    except (SparkAnalysisError, NotImplementedError) as e:
+        fold = aggregate(expr.fn, described, expr.distinct, ansi)
+    except SparkAnalysisError as e:
         raise MatchRecognizeError(f"{expr.fn.upper()}: {e}", *expr.at) from None
     args = [_cast(a, t, (want,) if want != t else (), expr.at) for a, t, want in zip(args, arg_types, fold.arg_types)]
     condition = typed(expr.filter, types, ansi)

@@ -526,7 +526,7 @@ def run_aggregates(spark, rng: random.Random, ansi: bool, outcome: Outcome, rows
             else:
                 args = [t] if nargs == 1 else [t, cols[other][0]]
                 if sql_fmt.startswith("listagg"):
-                    fold = aggregate(name, [t, STRING], distinct, ansi)
+                    fold = aggregate(name, [t, Literal(STRING, "-")], distinct, ansi)
                     seq = [(row[names.index(n)], "-") for row in data]
                     st = fold.initial
                     for vals in seq:
@@ -534,7 +534,7 @@ def run_aggregates(spark, rng: random.Random, ansi: bool, outcome: Outcome, rows
                     items.append((sql, fold, fold.result(st), name))
                     continue
                 try:
-                    fold = aggregate(name, args, distinct, ansi, ign)
+                    fold = aggregate(name, args + [Literal(BOOLEAN, True)] * ign, distinct, ansi)
                 except (SparkAnalysisError, NotImplementedError):
                     continue
                 idx = [names.index(n)] + ([names.index(other)] if other else [])

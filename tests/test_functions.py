@@ -48,3 +48,37 @@ def test_nodes_call_the_function_spark_calls(sql, name):
 def test_trim_with_characters_is_not_a_registered_call():
     # Spark's TRIM(BOTH 'x' FROM s) is another function (StringTrim with trimStr)
     assert calls.call(_expression("TRIM(BOTH 'x' FROM s)")) is None
+
+
+# ---- aggregates: sql_ext.rules.aggregate_call maps nodes to the aggregate registry -------------
+
+def _aggregate_calls():
+    from udtf.sparksql import aggregates
+    for agg in aggregates.AGGREGATES:
+        fewest = max(1, sum(not p.optional for p in agg.params))
+        for name in (agg.name, *agg.aliases):
+            for n in sorted({fewest, len(agg.params)}):
+                yield agg.name, name, n
+
+
+@pytest.mark.parametrize("registered, name, n", list(_aggregate_calls()))
+def test_every_registered_aggregate_is_reached_with_its_arguments_in_order(registered, name, n):
+    """Whatever node sqlglot makes of ``name(a0, ..., DISTINCT?)``, ``aggregate_call`` finds the
+    registered aggregate and its arguments as written, DISTINCT included."""
+    from sql_ext.rules import aggregate_call
+    from udtf.sparksql import aggregates
+    for distinct in ("", "DISTINCT ") if name != "any" else ("",):  # (any(DISTINCT x): a parse error)
+        written = [f"a{i}" for i in range(n)]
+        found = aggregate_call(_expression(f"{name}({distinct}{', '.join(written)})"))
+        assert found is not None, name
+        got, args, is_distinct, _, _ = found
+        assert aggregates.lookup(got).name == registered
+        assert [a.sql() for a in args] == written and is_distinct == bool(distinct)
+
+
+def test_every_refused_aggregate_is_recognized_as_one():
+    from sql_ext.rules import aggregate_call
+    from udtf.sparksql import aggregates
+    for name in aggregates.REFUSED:
+        found = aggregate_call(_expression(f"{name}(a0)"))
+        assert found is not None and found[0] in aggregates.REFUSED, name

@@ -121,8 +121,8 @@ def test_full_clause():
 def test_partition_and_order_are_plain_spark():
     c = mr("PARTITION BY lower(k), first(z) ORDER BY ts ASC NULLS LAST PATTERN (A)")
     assert isinstance(c.partition_by[0], exp.Lower)
-    # FIRST outside MEASURES/DEFINE is Spark's aggregate, not navigation
-    assert type(c.partition_by[1]) is exp.First
+    # FIRST outside MEASURES/DEFINE is Spark's aggregate (kept as written), not navigation
+    assert type(c.partition_by[1]) is exp.Anonymous and c.partition_by[1].name == "FIRST"
     assert c.order[0].args.get("nulls_first") is False
 
 
@@ -361,7 +361,7 @@ def test_subquery_inside_define_is_plain_spark():
     inner = c.find(exp.Select)
     assert inner is not None
     assert not list(inner.find_all(Navigation))
-    assert inner.find(exp.First) is not None
+    assert inner.find(exp.Anonymous).sql(dialect="spark") == "FIRST(k, TRUE)"
 
 
 # --------------------------------------------------------------------------------------
@@ -642,9 +642,6 @@ PLAIN_SPARK = [
     "SELECT first, last, next, pattern, define, measures, subset, within, semantics, "
     "running, final, until, prev, classifier, match_number, permute FROM t",
     "SELECT pattern.first FROM t AS pattern",
-    "SELECT first(x), last(x), first(x, true), last(y, false) FROM t GROUP BY k",
-    "SELECT first_value(x) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING "
-    "AND CURRENT ROW) FROM t",
     "SELECT next(x), prev(y), classifier(z), match_number(1), running(a), final(b) FROM t",
     "SELECT * FROM t AS define JOIN s AS measures ON define.a = measures.a",
     "SELECT * FROM subset WHERE within > 0 AND semantics = 'x' AND until IS NULL",
@@ -667,6 +664,16 @@ PLAIN_SPARK = [
     "SELECT * FROM t PIVOT (SUM(v) FOR k IN ('a', 'b'))",
     "SELECT a FROM t UNION SELECT b FROM s EXCEPT SELECT c FROM r",
 ]
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT FIRST(x), LAST(x), FIRST(x, TRUE), LAST(y, FALSE), ANY_VALUE(x, TRUE) FROM t GROUP BY k",
+    "SELECT FIRST_VALUE(x) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), "
+    "FIRST_VALUE(x) IGNORE NULLS OVER (ORDER BY ts) FROM t",
+])
+def test_aggregates_kept_as_written_roundtrip_as_written(sql):
+    # (sqlglot would drop a non-literal ignoreNulls and refuses first_value(x, true))
+    assert to_spark_sql(parse_one(sql)) == sql
 
 
 @pytest.mark.parametrize("sql", PLAIN_SPARK)

@@ -45,3 +45,45 @@ def test_bit_or_of_a_non_integral_type_is_an_analysis_error(mr_spark):
     sql = "SELECT * FROM bits MATCH_RECOGNIZE (ORDER BY o MEASURES bit_or(A.f) AS b PATTERN (A) DEFINE A AS true)"
     error = analysis_error(mr_spark, sql)
     assert (error.line, error.column) == at(sql, "bit_or(A.f)") and "DATATYPE_MISMATCH" in error.message
+
+
+# ---- every aggregate Spark has: registered (and compared with Spark) or refused with a reason ----
+
+def test_every_spark_aggregate_is_registered_or_refused(spark):
+    from tests import aggregate_support as A
+    from udtf.sparksql import aggregates
+    theirs = A.spark_aggregates(spark)
+    ours = set(aggregates.NAMES) | set(aggregates.REFUSED)
+    assert theirs - ours == set(), "Spark aggregates neither registered nor refused"
+    assert ours - theirs == set(), "registered or refused names Spark does not have"
+
+
+@pytest.mark.parametrize("name", sorted(__import__("udtf.sparksql.aggregates", fromlist=["REFUSED"]).REFUSED))
+def test_a_refused_aggregate_is_an_error_at_its_call(name):
+    from catalog_support import StaticCatalog
+    from sql_ext.rewrite import rewrite_sql
+    from sql_support import at
+    from udtf.errors import MatchRecognizeError
+    from udtf.sparksql.aggregates import REFUSED
+    sql = f"SELECT * FROM t MATCH_RECOGNIZE (ORDER BY o MEASURES {name}(A.x) AS v PATTERN (A+) DEFINE A AS true)"
+    with pytest.raises(MatchRecognizeError) as info:
+        rewrite_sql(sql, StaticCatalog({"t": "o int, x double"}))
+    assert (info.value.line, info.value.column) == at(sql, f"{name}(")
+    assert REFUSED[name] in info.value.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ansi", [True, False], ids=["ansi", "no_ansi"])
+def test_every_registered_aggregate_matches_spark(mr_spark, ansi):
+    """Every registered aggregate, every way to call it over every type (``aggregate_support``):
+    typed as Spark's analyzer types it, its values (the library's folds and MATCH_RECOGNIZE's
+    RUNNING / FINAL measures and DEFINE) and errors those of Spark's window / GROUP BY."""
+    from tests import aggregate_support as A
+    outcome = A.run(mr_spark, ansi, f"20261126-{ansi}")
+    print(f"\n{outcome.summary()}")
+    for m in outcome.typing + outcome.library[:40]:
+        print("  MISMATCH", *m)
+    for m in outcome.report.mismatches[:40]:
+        print("  MISMATCH", *m, sep="\n    ")
+    assert outcome.cases > 1000 and outcome.report.aggregates > 10000
+    assert not outcome.typing and not outcome.library and not outcome.report.mismatches

@@ -108,10 +108,11 @@ CASES = [
     ("window function in DEFINE", dict(define="B AS p < AVG(p) OVER (PARTITION BY k)"),
      "window functions (OVER) are not allowed in MEASURES or DEFINE; navigate with "
      "PREV/NEXT/FIRST/LAST and aggregate over pattern variables", "AVG(p)"),
-    ("unsupported aggregate", dict(measures="PERCENTILE(A.p, 0.5) AS x"),
-     "aggregate PERCENTILE is not supported in MATCH_RECOGNIZE", "PERCENTILE"),
-    ("IGNORE NULLS", dict(measures="ANY_VALUE(A.p) IGNORE NULLS AS x"),
-     "ANY_VALUE: IGNORE NULLS is not supported in MATCH_RECOGNIZE", "ANY_VALUE"),
+    ("unsupported aggregate", dict(measures="HLL_SKETCH_AGG(A.p) AS x"),
+     "aggregate HLL_SKETCH_AGG is not supported in MATCH_RECOGNIZE: returns a serialized sketch (BINARY) whose "
+     "bytes are Apache DataSketches'", "HLL_SKETCH_AGG"),
+    ("IGNORE NULLS", dict(measures="MAX(A.p) IGNORE NULLS AS x"),
+     "MAX: IGNORE NULLS is not supported (Spark takes it for FIRST, LAST and ANY_VALUE)", "MAX"),
     ("function of match state in DEFINE", dict(define="B AS soundex(CLASSIFIER()) = 'B'"),
      "SOUNDEX over match state (aggregates, FIRST/LAST, CLASSIFIER or variable columns) is not supported; "
      "the engine evaluates Spark's operators, comparisons, CASE, IF, COALESCE, NULLIF, IN, BETWEEN, CAST "

@@ -24,10 +24,8 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from .expr import Agg, Classifier, Fact, FactTable, MatchNumber, Nav, NavMode, facts_of, position_fact
+from .expr import Agg, Classifier, Fact, FactTable, MatchNumber, Nav, NavMode, facts_of, fold_of, position_fact
 from .match import MatchBlock
-from .sparksql.aggregates import aggregate
-from .sparksql.types import SqlType
 from .plan import RowsMode
 from .rows import Match, MatchKind
 
@@ -238,8 +236,7 @@ class Emitter:
             return lambda row, running, final, number, labels: number
         if isinstance(expr, Agg):
             slot = index[Fact("agg", expr.vars, expr)]
-            result = aggregate(expr.fn, [SqlType.parse(t) for t in expr.arg_types], expr.distinct,
-                               self.table.ansi).result
+            result = fold_of(expr, self.table.ansi, self.table.zone).result
             return lambda row, running, final, number, labels: result(running[slot])
         slot = index[position_fact(expr.mode, expr.vars, expr.logical)]
         pick = expr.logical if expr.mode is NavMode.FIRST else -1 - expr.logical

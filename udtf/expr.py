@@ -42,7 +42,8 @@ from typing import NamedTuple
 
 from .errors import MatchRecognizeError, Pos
 from .sparksql import functions, scalar
-from .sparksql.aggregates import aggregate
+from .sparksql.aggregates import Fold, aggregate
+from .sparksql.coercion import Literal
 from .sparksql.errors import SparkError
 from .sparksql.types import SqlType
 from .wire import record
@@ -252,7 +253,7 @@ class FactTable:
         return update
 
     def _aggregate(self, agg: Agg, member):
-        fold = aggregate(agg.fn, [SqlType.parse(t) for t in agg.arg_types], agg.distinct, self.ansi)
+        fold = fold_of(agg, self.ansi, self.zone)
         args = [compile_row(a, self) for a in agg.args]
         keep = compile_row(agg.filter, self) if agg.filter is not None else None
         step = fold.step
@@ -321,6 +322,17 @@ class FactTable:
         return fold
 
 
+def fold_of(agg: Agg, ansi: bool, zone: str) -> Fold:
+    """The fold of a typed aggregate: its constant arguments (``Lit``, or folded from literals)
+    as ``Literal`` values, the others as their types."""
+    args = []
+    for a, t in zip(agg.args, agg.arg_types):
+        type_ = SqlType.parse(t)
+        constant = isinstance(a, Lit) or (isinstance(a, Cast) and isinstance(a.arg, Lit))
+        args.append(Literal(type_, compile_constant(a, ansi, zone)(None)) if constant else type_)
+    return aggregate(agg.fn, args, agg.distinct, ansi)
+
+
 def located(error: SparkError, at: Pos) -> MatchRecognizeError:
     """Spark's runtime error as ours, at the construct's line:column."""
     return MatchRecognizeError(str(error), *at)
@@ -374,7 +386,7 @@ def compile_expr(expr, scope: Scope):
         return _classifier(expr, scope)
     if isinstance(expr, Agg):
         slot = scope.facts.index[Fact("agg", expr.vars, expr)]
-        result = aggregate(expr.fn, [SqlType.parse(t) for t in expr.arg_types], expr.distinct, scope.ansi).result
+        result = fold_of(expr, scope.ansi, scope.zone).result
         return lambda ctx: result(ctx[1][slot])
     return _compile_common(expr, lambda e: compile_expr(e, scope), scope.ansi, scope.zone)
 
@@ -424,7 +436,7 @@ def _raises_unlocated(expr) -> bool:
     aggregate's result, unless its fold cannot fail there: ``Fold.result_raises``.)"""
     if not isinstance(expr, Agg):
         return False
-    return aggregate(expr.fn, [SqlType.parse(t) for t in expr.arg_types], expr.distinct, True).result_raises
+    return fold_of(expr, True, "UTC").result_raises
 
 
 def _compile_common(expr, compile_child, ansi: bool, zone: str):

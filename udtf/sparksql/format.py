@@ -365,7 +365,7 @@ def interval_to_string(v: int, year_month: bool, start: int, end: int) -> str:
     for i in range(start, end + 1):
         if i == 3:
             secs, frac = divmod(rest, 1_000_000)
-            parts.append(f"{secs:02d}" + (f".{frac:06d}" if frac else ""))
+            parts.append(f"{secs:02d}" + (f".{frac:06d}".rstrip("0") if frac else ""))
         else:
             q, rest = divmod(rest, units[i])
             parts.append(str(q) if i == start else f"{q:02d}")
