@@ -8,7 +8,8 @@ evaluates over match state.  Everything else about a function is its registry re
 * ``AS_WRITTEN``: functions sqlglot parses as ``exp.Anonymous``, or would rewrite into other
   functions (``log10(x)`` into ``LOG(10, x)``): the parser keeps those as written
   (``sql_ext.parse``), for the argument counts given (None: any); ``AGGREGATES_AS_WRITTEN``
-  the same for aggregates whose sqlglot node loses what Spark reads.
+  the same for aggregates whose sqlglot node loses what Spark reads; ``TRINO_AGGREGATES``:
+  Trino's spellings of Spark aggregates.
 """
 from __future__ import annotations
 
@@ -73,6 +74,9 @@ AGGREGATES_AS_WRITTEN = frozenset((
     "percentile", "corr", "covar_pop", "covar_samp", "first", "last", "first_value", "last_value", "any_value",
     "regr_avgx", "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy", "regr_count", "regr_r2", "regr_slope",
     "regr_intercept"))
+
+# Trino's names for aggregates that Spark spells differently
+TRINO_AGGREGATES = {"arbitrary": "any_value", "approx_distinct": "approx_count_distinct"}
 
 NAMES = frozenset(NODES.values()) | {name for _, name, _ in SHAPED} | frozenset(AS_WRITTEN)
 

@@ -475,8 +475,8 @@ class _Planner:
             return n
         sql = node.copy()
         for n in sql.find_all(exp.Anonymous):
-            if n.name.lower() in rules.ALIASES:  # Trino's name
-                n.set("this", rules.ALIASES[n.name.lower()])
+            if n.name.lower() in calls.TRINO_AGGREGATES:  # Trino's name
+                n.set("this", calls.TRINO_AGGREGATES[n.name.lower()])
         return sql.transform(stand_in)
 
     def add_atom(self, atom: MeasureAtom) -> exp.Column:

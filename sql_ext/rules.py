@@ -22,11 +22,10 @@ from sqlglot import exp
 from udtf.sparksql import aggregates
 
 from .analyze import Analysis, error, variable_name
+from .calls import TRINO_AGGREGATES
 from .parse import Classifier, Final, First, Last, MatchNumber, MatchRecognizeClause, Navigation, Running
 
 MAX_OFFSET = 2_147_483_647
-# Trino's names for aggregates that Spark spells differently
-ALIASES = {"arbitrary": "any_value", "approx_distinct": "approx_count_distinct"}
 
 
 def aggregate_call(node):
@@ -38,7 +37,7 @@ def aggregate_call(node):
     if isinstance(node, (exp.IgnoreNulls, exp.RespectNulls)):
         node, ignore_nulls = node.this, isinstance(node, exp.IgnoreNulls)
     if isinstance(node, exp.Anonymous):
-        name = ALIASES.get(node.name.lower(), node.name.lower())
+        name = TRINO_AGGREGATES.get(node.name.lower(), node.name.lower())
         if name not in aggregates.NAMES and name not in aggregates.REFUSED:
             return None
         args = list(node.expressions)

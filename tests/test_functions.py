@@ -82,3 +82,11 @@ def test_every_refused_aggregate_is_recognized_as_one():
     for name in aggregates.REFUSED:
         found = aggregate_call(_expression(f"{name}(a0)"))
         assert found is not None and found[0] in aggregates.REFUSED, name
+
+
+def test_trino_aggregate_names_map_to_registered_aggregates():
+    from sql_ext.rules import aggregate_call
+    from udtf.sparksql import aggregates
+    for trino, spark in calls.TRINO_AGGREGATES.items():
+        found = aggregate_call(_expression(f"{trino}(a0)"))
+        assert found is not None and aggregates.lookup(found[0]).name == aggregates.lookup(spark).name
