@@ -1012,6 +1012,8 @@ class SparkCepParser(SparkParser):
             word = self._prev.text.upper()
             self.raise_error(f"{word} applies to a navigation function or an aggregate, e.g. {word} "
                              "LAST(A.price)", self._prev)
+        if self._is_word(tok, ("ORDER", "PARTITION")):
+            self.raise_error(f"Expecting BY after {tok.text.upper()}")
         clause = self._mr_clause_at_curr()
         if clause:
             self.raise_error(
@@ -1062,6 +1064,8 @@ class SparkCepParser(SparkParser):
         body_end = self._prev.end + 1
 
         args["alias"] = self._parse_table_alias()
+        if self._prev.token_type == TokenType.ALIAS and not (args["alias"] and args["alias"].name):
+            self.raise_error("Expecting a name after AS", self._prev)
         clause = self.expression(MatchRecognizeClause(**args), token=mr_token)
         clause.meta["input_end"] = input_end
         clause.meta["body_end"] = body_end
@@ -1107,6 +1111,10 @@ class SparkCepParser(SparkParser):
         tok = self._curr
         if self._match_text_seq("ONE", "ROW", "PER", "MATCH"):
             value = "ONE"
+            if self._is_word(self._curr, ("SHOW", "OMIT")) or \
+                    self._is_word(self._curr, ("WITH",)) and self._is_word(self._next, ("UNMATCHED",)):
+                self.raise_error(f"{self._curr.text.upper()} ... is an option of ALL ROWS PER MATCH, not of "
+                                 "ONE ROW PER MATCH")
         elif self._match_text_seq("ALL", "ROWS", "PER", "MATCH"):
             if self._match_text_seq("SHOW", "EMPTY", "MATCHES"):
                 value = "ALL SHOW"

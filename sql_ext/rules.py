@@ -169,7 +169,7 @@ class _Checker:
             raise error(f"{construct(outer)}: nested {name.upper()} is not allowed in its argument", node)
         stars = [a for a in args if isinstance(a, exp.Star) or (isinstance(a, exp.Column) and isinstance(a.this, exp.Star))]
         if stars and (name != "count" or len(args) != 1):
-            raise error(f"{name.upper()}: * and v.* are only allowed in COUNT", stars[0])
+            raise error(f"{name.upper()}: * and v.* are only allowed as the only argument of COUNT", stars[0])
         if stars and stars[0].args.get("table"):
             self.variable(stars[0].args["table"], stars[0])
             return

@@ -795,3 +795,9 @@ def test_errors_with_line_and_column(sql, line, column, fragment):
 def test_parse_one_requires_single_statement():
     with pytest.raises(ParseError):
         parse_one("SELECT 1; SELECT 2")
+
+
+def test_as_without_a_name_after_the_clause():
+    sql = "SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES COUNT(*) AS n PATTERN (A) DEFINE A AS true) AS"
+    with pytest.raises(ParseError, match=r"line 1:99: Expecting a name after AS"):
+        parse(sql)

@@ -100,7 +100,7 @@ CASES = [
     ("negative physical offset", dict(define="B AS p < PREV(p, -1)"),
      "PREV: the offset must be a non-negative integer literal", "-1"),
     ("v.* outside COUNT", dict(measures="SUM(A.*) AS x"),
-     "SUM: * and v.* are only allowed in COUNT", "A.*"),
+     "SUM: * and v.* are only allowed as the only argument of COUNT", "A.*"),
     # unsupported constructs
     ("window function in MEASURES", dict(measures="COUNT(*) OVER () AS x"),
      "window functions (OVER) are not allowed in MEASURES or DEFINE; navigate with "
@@ -222,6 +222,14 @@ MALFORMED = [
      "CLASSIFIER takes one pattern variable or subset (or none)", ", B)"),
     ("an empty alternative", "ORDER BY t PATTERN (A | | B) DEFINE B AS p > 0", "expected a pattern element (a "
      "variable, (...), PERMUTE, ^, $ or {- ... -}; () is the empty pattern)", "| B"),
+    ("ORDER without BY", "ORDER t PATTERN (A B) DEFINE B AS p > 0", "Expecting BY after ORDER", "ORDER"),
+    ("PARTITION without BY", "PARTITION t ORDER BY t PATTERN (A B) DEFINE B AS p > 0", "Expecting BY after PARTITION",
+     "PARTITION"),
+    ("an ALL ROWS option after ONE ROW PER MATCH", "ORDER BY t MEASURES COUNT(*) AS n ONE ROW PER MATCH SHOW EMPTY "
+     "MATCHES PATTERN (A B) DEFINE B AS p > 0", "SHOW ... is an option of ALL ROWS PER MATCH, not of ONE ROW PER "
+     "MATCH", "SHOW"),
+    ("COUNT of two stars", "ORDER BY t MEASURES COUNT(A.*, B.*) AS n PATTERN (A B) DEFINE B AS p > 0",
+     "COUNT: * and v.* are only allowed as the only argument of COUNT", "A.*"),
     ("an empty last alternative", "ORDER BY t PATTERN (A | ) DEFINE B AS p > 0", "expected a pattern element (a "
      "variable, (...), PERMUTE, ^, $ or {- ... -}; () is the empty pattern)", ") DEFINE"),
     ("an empty exclusion", "ORDER BY t PATTERN (A {- -}) DEFINE B AS p > 0", "expected a pattern element (a "
