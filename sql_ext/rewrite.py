@@ -94,7 +94,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
                 catalog.ansi(), catalog.limits(), catalog.time_zone())
     lowered = lower.lower(*lowering)
     if streaming:
-        catalog.register_stream(lowered, analysis, ctes + computed, computed_fields)
+        catalog.register_stream(lowered, analysis, ctes + computed, computed_fields, input_fields)
     else:
         catalog.register(lowered.name, lowered.plan, lowered.output)
     measures = [m.this for m in clause.measures]

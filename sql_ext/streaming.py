@@ -17,6 +17,7 @@ input's first ORDER BY key must be its event-time column (``withWatermark``), as
 """
 from __future__ import annotations
 
+import hashlib
 import json
 
 from udtf.errors import MatchRecognizeError
@@ -28,6 +29,7 @@ from udtf.transport import Transport, decode_sql, encode_sql, transport
 from .analyze import Analysis, analysis_column, error
 from .catalog import SparkCatalog
 from .lower import Lowered, quote, stream_view
+from .parse import to_spark_sql
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _PROVIDER = "spark.sql.streaming.stateStore.providerClass"
@@ -77,9 +79,11 @@ class StreamCatalog(SparkCatalog):
 
     streaming = True
 
-    def register_stream(self, lowered: Lowered, analysis: Analysis, computed: str, computed_fields: tuple):
+    def register_stream(self, lowered: Lowered, analysis: Analysis, computed: str, computed_fields: tuple,
+                        input_fields: tuple):
         """Create the view ``stream_view(lowered.name)`` running ``lowered`` over the streaming
-        query ``computed`` (whose columns are ``computed_fields``)."""
+        query ``computed`` (whose columns are ``computed_fields``; the clause's input has
+        ``input_fields``)."""
         clause = analysis.clause
         check_final(analysis)
         source = self.run(computed, self.args)
@@ -97,7 +101,8 @@ class StreamCatalog(SparkCatalog):
         outputs = tuple(Column(f.name, f.json, transport(f.type)) for f in lowered.output)
         order = tuple(OrderKey(analysis_column(analysis, o.this), bool(o.args.get("desc")),
                                _nulls_first(o)) for o in clause.order)
-        spec = StreamSpec(lowered.plan.to_json(), inputs, outputs, order, lookback(lowered.plan))
+        spec = StreamSpec(lowered.plan.to_json(), inputs, outputs, order, lookback(lowered.plan),
+                          fingerprint(analysis, lowered.plan, order, input_fields, self.args))
         fresh = (name for name in (f"__sparkcep_{k}" for k in range(len(source.columns) + 2))
                  if name not in source.columns)
         # the event time as is, so Spark drops and counts late rows (numRowsDroppedByWatermark)
@@ -118,6 +123,28 @@ class StreamCatalog(SparkCatalog):
         decoded = matched.selectExpr(*[f"{decode_sql(quote(c.name), c.transport, f.type)} AS {quote(c.name)}"
                                        for c, f in zip(outputs, lowered.output)])
         decoded.createOrReplaceTempView(stream_view(lowered.name))
+
+
+def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, args) -> tuple:
+    """(name, digest) of each part of the statement a stream's state depends on (MEASURES is
+    not one: a measure reads the rows a match holds, whatever the measures were)."""
+    clause = analysis.clause
+    parts = {
+        "PARTITION BY": plan.partition,
+        "ORDER BY": order,
+        "PATTERN": " ".join(clause.pattern.code.split()),
+        "DEFINE": (sorted((name, to_spark_sql(d)) for name, d in analysis.definitions.items()),
+                   sorted((k, list(v)) for k, v in analysis.subsets.items())),
+        "AFTER MATCH SKIP": (analysis.skip.mode.value, analysis.skip.name),
+        "SEMANTICS": (analysis.semantics.value, analysis.distinct),
+        "ROWS PER MATCH": analysis.rows.value,
+        "WITHIN": (plan.within, plan.timeouts),
+        "the input's columns": [(f.name, f.type) for f in input_fields],
+        "parameter values": sorted((str(k), repr(v)) for k, v in (args or {}).items()),
+        "spark.sql.ansi.enabled, spark.sql.session.timeZone": (plan.ansi, plan.zone),
+    }
+    return tuple((name, hashlib.sha1(json.dumps(value, default=str).encode()).hexdigest()[:16])
+                 for name, value in parts.items())
 
 
 def check_final(analysis: Analysis) -> None:

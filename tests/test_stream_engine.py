@@ -126,7 +126,8 @@ class Case:
 
     def spec(self) -> StreamSpec:
         order = (OrderKey("ts", False, True), OrderKey("seq", False, True))
-        return StreamSpec(self.plan.to_json(), self.inputs, self.outputs, order, lookback(self.plan))
+        return StreamSpec(self.plan.to_json(), self.inputs, self.outputs, order, lookback(self.plan),
+                          (("PATTERN", self.pattern),))
 
     def describe(self) -> str:
         return (f"seed={self.seed} pattern={self.pattern!r} semantics={self.plan.semantics.value} "
@@ -164,10 +165,10 @@ def stream_output(case: Case, stepper: Stepper) -> list:
     seen = None  # largest event time of the batches so far
 
     def step(key, frames, watermark_ms):
-        previous = load_state(states.get(key), stepper.input_schema)
+        previous = load_state(states.get(key), stepper.input_schema, stepper.spec.fingerprint)
         new = stepper.decode(frames) if frames is not None else None
         state, emitted = stepper.step(previous, new, watermark_ms)
-        states[key] = None if state is None else dump_state(state)
+        states[key] = None if state is None else dump_state(state, stepper.spec.fingerprint)
         for batch in emitted:
             frame = stepper.encode(batch)  # what Spark reads back, decoded as the view does
             out.extend(tuple(_decode(v, c) for v, c in zip(row, stepper.spec.outputs))
@@ -224,11 +225,23 @@ def test_stream_equals_batch(semantics, block):
         assert got == expected, case.describe()
 
 
-def test_state_is_versioned():
+def test_state_is_versioned_and_fingerprinted():
+    """A state restores under the query that wrote it, and from the previous version's
+    encoding (no fingerprint: upgraded as it is); a newer version, another fingerprint or
+    columns the state lacks are refused, naming what changed and what to do."""
     case = Case(1, Semantics.STANDARD)
     stepper = Stepper(case.spec())
-    state = load_state(None, stepper.input_schema)
-    row = dump_state(state)
-    assert load_state(row, stepper.input_schema) == state
-    with pytest.raises(RuntimeError, match="version"):
-        load_state((99,) + row[1:], stepper.input_schema)
+    schema, parts = stepper.input_schema, (("PATTERN", "1"), ("DEFINE", "2"))
+    state, _ = stepper.step(load_state(None, schema, parts), stepper.decode([_frame(stepper, case.rows[:6])]), 0)
+    assert state is not None and state.buffer.num_rows
+    row = dump_state(state, parts)
+    assert load_state(row, schema, parts) == state
+    meta = json.loads(row[1])
+    assert load_state((1, json.dumps(meta[:4])) + row[2:], schema, parts) == state  # version 1
+    with pytest.raises(MatchRecognizeError, match="version 99, written by a newer sparkcep"):
+        load_state((99,) + row[1:], schema, parts)
+    with pytest.raises(MatchRecognizeError, match=r"matches differ: DEFINE changed since.*new checkpoint location"):
+        load_state(row, schema, (("PATTERN", "1"), ("DEFINE", "3")))
+    wider = schema.append(pa.field("y", pa.int64()))
+    with pytest.raises(MatchRecognizeError, match=r"the columns the engine reads \(now also y\) changed"):
+        load_state(row, wider, parts)

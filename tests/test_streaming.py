@@ -163,6 +163,36 @@ def test_late_rows_are_counted_and_change_nothing(ss, workdir):
     assert got == expected
 
 
+EVOLVING = """
+    SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, seq
+      MEASURES FIRST(A.seq) AS s, LAST(B.seq) AS e, MATCH_NUMBER() AS mn{more}
+      PATTERN (A B+) WITHIN INTERVAL '8' SECOND DEFINE A AS x < {limit}, B AS x > PREV(x)) AS m"""
+
+
+def test_a_changed_query_continues_exactly_or_stops(ss, workdir):
+    """The checkpoint holds a fingerprint of what its state depends on.  Restarted with an
+    added measure, the query continues exactly: its rows are the batch query's rows that the
+    first run did not emit.  Restarted with a changed DEFINE, it stops with an error naming the
+    change and what to do - never with rows of neither query."""
+    rows = events(13)
+    batches = chunked(rows, seed=5, batches=6, jitter=3)
+    script = write_script(f"{workdir}/script.json", SCHEMA, batches[:3])
+    scripted(ss, script, "ts", "2 seconds").where(KEEP).createOrReplaceTempView("events_live")
+    first_sql = EVOLVING.format(src="events_live", more="", limit=5)
+    more_sql = EVOLVING.format(src="{src}", more=", COUNT(B.*) AS ups", limit=5)
+    first, _ = run_to_end(sql_ext.stream(ss, first_sql), f"{workdir}/cp")
+    write_script(script, SCHEMA, batches)
+    changed = EVOLVING.format(src="events_live", more="", limit=4)
+    with pytest.raises(Exception, match="DEFINE changed") as info:
+        run_to_end(sql_ext.stream(ss, changed), f"{workdir}/cp")
+    assert "new checkpoint location" in str(info.value)
+    second, _ = run_to_end(sql_ext.stream(ss, more_sql.format(src="events_live")), f"{workdir}/cp")
+    expected = batch_rows(ss, more_sql, rows)
+    emitted = {r for _, r in first}
+    assert first and second and len(first) + len(second) == len(expected)
+    assert sorted(r for _, r in second) == [r for r in expected if r[:-1] not in emitted]
+
+
 def test_idle_key_window_closed_by_timer(ss, workdir):
     """``A -> ~B WITHIN 5 s`` of key z is confirmed when the watermark passes its window, in a
     micro-batch where z receives no row (key y only moves the watermark)."""

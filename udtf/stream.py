@@ -40,7 +40,7 @@ from .plan import EnginePlan
 from .transport import Transport, decode, encode, wire_type
 from .wire import decode as wire_decode, encode as wire_encode, record
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: the meta field carries the query's fingerprint; 1 is read too
 # 9999-01-01T00:00:00Z in microseconds: a watermark at or past it ends every partition
 END_OF_STREAM = 253370764800_000_000
 
@@ -64,12 +64,15 @@ class OrderKey(NamedTuple):
 @record
 class StreamSpec(NamedTuple):
     """What the processor runs: the engine plan (JSON), its input and output columns, the
-    ORDER BY (its first key is the event time, ascending) and the lookback to keep."""
+    ORDER BY (its first key is the event time, ascending), the lookback to keep and the
+    fingerprint of the statement its state is written with: (name, digest) pairs, one per
+    part of the statement the state depends on, named as the user knows it."""
     plan: str
     inputs: tuple  # of Column
     outputs: tuple  # of Column
     order: tuple  # of OrderKey
     context: int
+    fingerprint: tuple = ()
 
     def to_json(self) -> str:
         return json.dumps(wire_encode(self))
@@ -145,21 +148,41 @@ def _table(blob: bytes) -> pa.Table:
     return pa.ipc.open_stream(blob).read_all()
 
 
-def dump_state(state: KeyState) -> tuple:
-    meta = json.dumps([*state.resume, state.horizon])
+def dump_state(state: KeyState, fingerprint: tuple) -> tuple:
+    meta = json.dumps([*state.resume, state.horizon, [list(part) for part in fingerprint]])
     return STATE_VERSION, meta, _ipc(state.kept), _ipc(state.buffer), state.timer
 
 
-def load_state(row, schema: pa.Schema) -> KeyState:
+def load_state(row, schema: pa.Schema, fingerprint: tuple) -> KeyState:
+    """The state a state store row holds (of this version or the previous one), for the query
+    of ``fingerprint`` reading columns ``schema``; a state the query cannot continue from
+    exactly (written by a query whose matches differ) is refused, naming what changed."""
     if row is None:
         empty = schema.empty_table()
         return KeyState(empty, empty, Resume(0, 0, -1), None, -1)
     version, meta, kept, buffer, timer = row
-    if version != STATE_VERSION:
-        raise RuntimeError(f"MATCH_RECOGNIZE streaming state of version {version}; this sparkcep reads "
-                           f"version {STATE_VERSION}: restart the query with a new checkpoint location")
-    row_, number, covered, horizon = json.loads(meta)
-    return KeyState(_table(kept), _table(buffer), Resume(row_, number, covered), horizon, timer)
+    if version not in (1, STATE_VERSION):
+        raise MatchRecognizeError(
+            f"this checkpoint holds MATCH_RECOGNIZE streaming state of version {version}, written by "
+            f"{'a newer' if version > STATE_VERSION else 'an older'} sparkcep; this one reads versions 1 to "
+            f"{STATE_VERSION}: run the query with the sparkcep that wrote it, or start it with a new checkpoint location")
+    row_, number, covered, horizon, *written = json.loads(meta)  # version 1 has no fingerprint
+    kept, buffer = _table(kept), _table(buffer)
+    changes = []
+    if written:
+        old, new = dict(map(tuple, written[0])), dict(fingerprint)
+        changes += [name for name in dict.fromkeys([*new, *old]) if old.get(name) != new.get(name)]
+    missing = [f.name for f in schema if kept.schema.get_field_index(f.name) < 0 or
+               not kept.schema.field(f.name).type.equals(f.type)]
+    if missing:
+        changes.append("the columns the engine reads (now also " + ", ".join(missing) + ")")
+    if changes:
+        raise MatchRecognizeError(
+            "the checkpoint of this streaming MATCH_RECOGNIZE was written by a query whose matches differ: "
+            + "; ".join(changes) + " changed since.  Its state (partial matches, resume points, MATCH_NUMBERs) "
+            "belongs to that query: start this one with a new checkpoint location, or run the query as it was")
+    return KeyState(kept.select(schema.names), buffer.select(schema.names), Resume(row_, number, covered),
+                    horizon, timer)
 
 
 def arrow_schema(columns: tuple) -> pa.Schema:
@@ -321,8 +344,8 @@ class MatchRecognizeProcessor(StatefulProcessor):
 
     def _step(self, new, watermark_ms: int, fired: int | None):
         stepper = self.stepper
-        previous = load_state(self.state.get(), stepper.input_schema)
         try:
+            previous = load_state(self.state.get(), stepper.input_schema, stepper.spec.fingerprint)
             state, out = stepper.step(previous, new, watermark_ms)
         except MatchRecognizeError as e:
             raise reported(e) from None
@@ -335,7 +358,7 @@ class MatchRecognizeProcessor(StatefulProcessor):
         if state is None:
             self.state.clear()
         else:
-            self.state.update(dump_state(state))
+            self.state.update(dump_state(state, stepper.spec.fingerprint))
         return iter([stepper.encode(batch) for batch in out if batch.num_rows])
 
     def close(self):
