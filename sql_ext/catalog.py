@@ -11,11 +11,13 @@ from typing import NamedTuple, Protocol
 
 from udtf.errors import MatchRecognizeError, offset
 from udtf.plan import LIMIT_CONFS, EnginePlan, Limits
+from udtf.sparksql.types import quote_name
 
 
 class Field(NamedTuple):
-    """A column: its name, Spark type (``DataType.simpleString()``) and the type's JSON form
-    (``DataType.jsonValue()``, as a JSON text), from which the worker rebuilds it exactly."""
+    """A column: its name, Spark type (``DataType.simpleString()``, ``type_text``) and the
+    type's JSON form (``DataType.jsonValue()``, as a JSON text), from which the worker rebuilds
+    it exactly."""
     name: str
     type: str
     json: str
@@ -46,6 +48,20 @@ class Catalog(Protocol):
         (``Field``s) for the rest of the session; a no-op when it exists."""
 
 
+def type_text(t) -> str:
+    """A pyspark DataType's ``simpleString()``, its struct field names quoted where they are
+    not plain identifiers, so that ``SqlType.parse`` reads it back exactly."""
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    if isinstance(t, StructType):
+        return "struct<" + ",".join(f"{quote_name(f.name)}:{type_text(f.dataType)}" for f in t.fields) + ">"
+    if isinstance(t, ArrayType):
+        return f"array<{type_text(t.elementType)}>"
+    if isinstance(t, MapType):
+        return f"map<{type_text(t.keyType)},{type_text(t.valueType)}>"
+    return t.simpleString()
+
+
 # every UDTF registered by this process: name -> (plan, output fields), so that a session other
 # than the one that planned it can register it (a global temporary view calls it by name)
 REGISTERED: dict = {}
@@ -66,7 +82,7 @@ class SparkCatalog:
     def schema(self, sql: str) -> tuple:
         import json
 
-        return tuple(Field(f.name, f.dataType.simpleString(), json.dumps(f.dataType.jsonValue()))
+        return tuple(Field(f.name, type_text(f.dataType), json.dumps(f.dataType.jsonValue()))
                      for f in self.run(sql, self.args).schema.fields)
 
     def is_streaming(self, sql: str) -> bool:

@@ -5,9 +5,11 @@ types of Spark's aggregate function.  What Spark's analyzer would reject is an e
 construct's line:column."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from udtf import expr as ir
 from udtf.errors import MatchRecognizeError
-from udtf.sparksql import functions, scalar, zone as zones
+from udtf.sparksql import collation, functions, scalar, zone as zones
 from udtf.sparksql.aggregates import aggregate
 from udtf.sparksql.coercion import Literal
 from udtf.sparksql.errors import SparkAnalysisError
@@ -90,6 +92,8 @@ def boolean(expr, what: str, at):
 def _call(expr: ir.Call, types: dict, ansi: bool):
     args = [typed(a, types, ansi) for a in expr.args]
     arg_types = [SqlType.parse(ir.type_of(a)) for a in args]
+    context = _collation(expr, args, arg_types)
+    arg_types = [_with_collation(t, context) for t in arg_types]
     reduced = _integral_vs_decimal_literal(expr, args, arg_types)
     if reduced is not None:
         if isinstance(reduced, ir.Lit):
@@ -104,9 +108,65 @@ def _call(expr: ir.Call, types: dict, ansi: bool):
         raise MatchRecognizeError(str(e), *expr.at) from None
     except NotImplementedError as e:
         raise MatchRecognizeError(f"{expr.fn}: {e} over match state", *expr.at) from None
+    _icu_free(expr.fn, signature.args, expr.at)
     args = [_cast(a, t, chain, expr.at) for a, t, chain in zip(args, arg_types, signature.casts(arg_types))]
     return expr._replace(args=tuple(args), arg_types=tuple(str(t) for t in signature.args),
-                         type=str(signature.result))
+                         type=str(_with_collation(signature.result, context)))
+
+
+def _with_collation(t: SqlType, name: str | None) -> SqlType:
+    """``t`` with every string type in it of collation ``name`` (unchanged when None)."""
+    if name is None:
+        return t
+    if t.is_string:
+        return SqlType(Kind.STRING, collation=name)
+    if t.kind in (Kind.ARRAY, Kind.MAP, Kind.STRUCT):
+        return replace(t, element=t.element and _with_collation(t.element, name),
+                       key=t.key and _with_collation(t.key, name),
+                       fields=tuple((n, _with_collation(f, name)) for n, f in t.fields))
+    return t
+
+
+def _collation(expr: ir.Call, args: list, arg_types: list) -> str | None:
+    """The collation Spark gives the strings of a call (CollationTypeCoercion): the one of its
+    arguments read from columns (implicit), over the literals' and casts' (default); None
+    when no argument is read from a column.  Two different implicit collations are Spark's
+    INDETERMINATE_COLLATION error."""
+    implicit = {inner.collation for a, t in zip(args, arg_types) if _implicit(a)
+                for inner in t.walk() if inner.is_string}
+    if len(implicit) > 1:
+        raise MatchRecognizeError(
+            f"[INDETERMINATE_COLLATION_IN_EXPRESSION] {expr.fn}: the arguments have different collations "
+            f"({', '.join(sorted(c or 'UTF8_BINARY' for c in implicit))}); use COLLATE in the input to set one", *expr.at)
+    return next(iter(implicit), None)
+
+
+def _implicit(arg) -> bool:
+    """Is ``arg``'s collation implicit (read from a column), not default (a literal, a cast)?"""
+    if isinstance(arg, (ir.Lit, ir.Cast)):
+        return False
+    if isinstance(arg, ir.Call):
+        return any(_implicit(a) for a in arg.args)
+    return True
+
+
+# functions whose result does not depend on the collation of their string arguments
+_COLLATION_FREE = frozenset(("concat", "length", "substring", "case", "if", "coalesce", "is_null", "is_not_null"))
+
+
+def _icu_free(fn: str, arg_types, at) -> None:
+    """Refuse what would compare strings of an ICU collation (the engine has no ICU)."""
+    if functions.lookup(fn).name in _COLLATION_FREE:
+        return
+    for t in arg_types:
+        for inner in t.walk():
+            if inner.is_string and collation.key(inner.collation) is None:
+                raise MatchRecognizeError(
+                    f"{fn} over STRING COLLATE {inner.collation} in the match state: the engine cannot compare "
+                    "strings of an ICU collation; compare them in a row-level condition, or use UTF8_BINARY or "
+                    "UTF8_LCASE", *at)
+
+
 
 
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -140,6 +200,10 @@ def _integral_vs_decimal_literal(expr: ir.Call, args: list, arg_types: list):
 def _aggregate(expr: ir.Agg, types: dict, ansi: bool) -> ir.Agg:
     args = [typed(a, types, ansi) for a in expr.args]
     arg_types = [SqlType.parse(ir.type_of(a)) for a in args]
+    for t in arg_types:
+        if any(inner.kind is Kind.OTHER for inner in t.walk()):
+            raise MatchRecognizeError(f"{expr.fn.upper()} over {str(t).upper()} in the match state: the engine does not "
+                                      "evaluate values of this type", *expr.at)
     described = [Literal(t, ir.literal_value(a.value, a.type)) if isinstance(a, ir.Lit) else t
                  for a, t in zip(args, arg_types)]
     try:

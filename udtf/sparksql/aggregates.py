@@ -34,7 +34,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 from .coercion import Literal, Signature
 from .errors import SparkAnalysisError, SparkError
-from .scalar import DEC38, DEC_CTX, compare, fit_decimal
+from .scalar import DEC38, DEC_CTX, compare, fit_decimal, group_key, normalize
 from .types import (BIGINT, BINARY, BOOLEAN, DOUBLE, INT, STRING, Kind, SqlType, array, decimal,
                     INTEGRAL_RANGE)
 
@@ -623,7 +623,11 @@ def _collect_list(sig: Signature, args, ansi: bool) -> Fold:
 
 
 def _collect_set(sig: Signature, args, ansi: bool) -> Fold:
-    """collect_set: the distinct values in the order of their first occurrences (see docs)."""
+    """collect_set: the distinct values in the order of their first occurrences (see docs); Spark
+    refuses maps and collated strings."""
+    if any(inner.kind is Kind.MAP or (inner.is_string and inner.collation) for inner in sig.args[0].walk()):
+        raise SparkAnalysisError("DATATYPE_MISMATCH.UNSUPPORTED_INPUT_TYPE",
+                                 'The input of `collect_set` can\'t be "MAP" or "COLLATED STRING" type data.')
     return _distinct(_collect_list(sig, args, ansi))
 
 
@@ -767,13 +771,14 @@ def _distinct(fold: Fold) -> Fold:
     """Feeds ``fold`` the rows of each distinct combination of its arguments (or of its
     ``distinct_key``) once (floats normalized, as Spark groups them), NULLs included: ``fold``
     skips those itself."""
-    norms = [_norm(t) for t in fold.arg_types]
+    norms = [normalize(t) for t in fold.arg_types]
+    keys = [group_key(t) for t in fold.arg_types]
     inner, key = fold.step, fold.distinct_key
 
     def step(s, *vs):
         seen, st = s
         vs = tuple(v if v is None else n(v) for n, v in zip(norms, vs))
-        k = _key(key(*vs)) if key is not None else tuple(_key(v) for v in vs)
+        k = _key(key(*vs)) if key is not None else tuple(g(v) for g, v in zip(keys, vs))
         if k in seen:
             return s
         return (seen | {k}, inner(st, *vs))

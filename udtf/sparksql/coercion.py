@@ -155,6 +155,9 @@ def _tightest(t1: SqlType, t2: SqlType, ansi: bool) -> SqlType | None:
     if t1.kind is Kind.ARRAY and t2.kind is Kind.ARRAY:
         e = _tightest(t1.element, t2.element, ansi)
         return None if e is None else SqlType(Kind.ARRAY, element=e)
+    if t1.kind is Kind.STRUCT and t2.kind is Kind.STRUCT and len(t1.fields) == len(t2.fields):
+        fields = [(name, _tightest(a, b, ansi)) for (name, a), (_, b) in zip(t1.fields, t2.fields)]
+        return None if any(f is None for _, f in fields) else SqlType(Kind.STRUCT, fields=tuple(fields))
     return None
 
 
@@ -613,8 +616,8 @@ def comparison_type(f: str, a: Arg, b: Arg, ansi: bool) -> SqlType:
         raise _mismatch("BINARY_OP_DIFF_TYPES",
                         f"the left and right operands of the binary operator have incompatible "
                         f"types ({_sql(l)} and {_sql(r)}).")
-    if f not in ("=", "<=>") and not w.is_orderable:
-        raise _mismatch("INVALID_ORDERING_TYPE", f"{_sql(w)} is not orderable")
+    if not w.is_orderable:
+        raise _mismatch("INVALID_ORDERING_TYPE", f"The `{f}` does not support ordering on type {_sql(w)}.")
     if w.is_void:
         w = VOID
     return w

@@ -25,10 +25,12 @@ Values use the representation documented in ``sqltypes``.  Errors are ``SparkErr
 """
 from __future__ import annotations
 
+import itertools
 import math
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal
 from typing import Callable, Sequence
 
+from . import collation
 from . import format as fmt
 from . import zone as _zone
 from .errors import SparkAnalysisError, SparkError
@@ -101,31 +103,91 @@ def _lt_float(a, b):
 
 
 def compare(t: SqlType) -> Callable[[object, object], int]:
-    """A three-way comparator (-1, 0, 1) for non-null values of ``t`` with Spark's ordering."""
+    """A three-way comparator (-1, 0, 1) for non-null values of ``t`` with Spark's ordering:
+    NaN above every other double, -0.0 = 0.0, strings by their collation, arrays and structs
+    element by element with NULL first."""
     if t.is_floating:
         def cmp_float(a, b):
             if equal_nan(a, b):
                 return 0
             return -1 if _lt_float(a, b) else 1
         return cmp_float
-    if t.kind is Kind.ARRAY:
-        el = compare(t.element)
+    if t.kind is Kind.STRING and not collation.binary(t.collation):
+        k = collation_key(t)
+        return lambda a, b: _cmp_plain(k(a), k(b))
+    if t.kind in (Kind.ARRAY, Kind.STRUCT):
+        elements = t.kind is Kind.ARRAY
+        parts = compare(t.element) if elements else [compare(f) for _, f in t.fields]
 
-        def cmp_array(a, b):
-            for x, y in zip(a, b):
+        def cmp_nested(a, b):
+            for c, x, y in zip(itertools.repeat(parts) if elements else parts, a, b):
                 if x is None or y is None:
                     if x is None and y is None:
                         continue
                     return -1 if x is None else 1
-                c = el(x, y)
-                if c:
-                    return c
-            return (len(a) > len(b)) - (len(a) < len(b))
-        return cmp_array
+                r = c(x, y)
+                if r:
+                    return r
+            return _cmp_plain(len(a), len(b))
+        return cmp_nested
+    if not t.is_orderable:
+        raise SparkAnalysisError("DATATYPE_MISMATCH.INVALID_ORDERING_TYPE", f'"{str(t).upper()}" is not orderable')
+    return _cmp_plain
 
-    def cmp_plain(a, b):
-        return (a > b) - (a < b)
-    return cmp_plain
+
+def _cmp_plain(a, b) -> int:
+    return (a > b) - (a < b)
+
+
+def collation_key(t: SqlType) -> Callable[[str], str]:
+    """The collation key of the string type ``t``; an ICU collation is not available."""
+    k = collation.key(t.collation)
+    if k is None:
+        raise NotImplementedError(f"comparing STRING COLLATE {t.collation} (an ICU collation)")
+    return k
+
+
+def normalize(t: SqlType) -> Callable[[object], object]:
+    """Spark's NormalizeFloatingNumbers for grouping and DISTINCT: -0.0 becomes 0.0, at any
+    depth of a nested value (NaN stays NaN); the identity for types without floats."""
+    if not any(inner.is_floating for inner in t.walk()):
+        return _identity
+    if t.is_floating:
+        return lambda v: v + 0.0 if v is not None else None  # -0.0 + 0.0 is 0.0
+    if t.kind is Kind.ARRAY:
+        el = normalize(t.element)
+        return lambda v: None if v is None else tuple(map(el, v))
+    if t.kind is Kind.MAP:
+        k, el = normalize(t.key), normalize(t.element)
+        return lambda v: None if v is None else tuple((k(x), el(y)) for x, y in v)
+    fields = [normalize(f) for _, f in t.fields]
+    return lambda v: None if v is None else tuple(f(x) for f, x in zip(fields, v))
+
+
+_NAN_KEY = ("NaN",)
+
+
+def group_key(t: SqlType) -> Callable[[object], object]:
+    """A hashable key per value of ``t``, equal for the values Spark groups together (DISTINCT,
+    GROUP BY): NaN = NaN, -0.0 = 0.0, strings by their collation, maps entry by entry in their
+    order (as Spark's DISTINCT: map(1, 2, 3, 4) is not map(3, 4, 1, 2)), variants by their bytes
+    -- at any depth."""
+    if t.is_floating:
+        return lambda v: v if v is None else _NAN_KEY if v != v else v + 0.0
+    if t.kind is Kind.STRING and not collation.binary(t.collation):
+        return _null_safe(collation_key(t))
+    if t.kind is Kind.ARRAY:
+        el = group_key(t.element)
+        return lambda v: None if v is None else tuple(el(x) for x in v)
+    if t.kind is Kind.STRUCT:
+        fields = [group_key(f) for _, f in t.fields]
+        return lambda v: None if v is None else tuple(f(x) for f, x in zip(fields, v))
+    if t.kind is Kind.MAP:
+        k, el = group_key(t.key), group_key(t.element)
+        return lambda v: None if v is None else tuple((k(x), el(y)) for x, y in v)
+    if t.kind is Kind.OTHER:
+        raise SparkAnalysisError("DATATYPE_MISMATCH.INVALID_ORDERING_TYPE", f'"{str(t).upper()}" cannot be compared')
+    return _identity  # a VARIANT by its bytes, as Spark's collect_set
 
 
 def sort_key(t: SqlType):
@@ -759,7 +821,7 @@ def comparison_fn(f, types, result, ansi, zone):
         table = {"=": eq, "<>": lambda a, b: not eq(a, b), "<": lt,
                  "<=": lambda a, b: not lt(b, a), ">": lambda a, b: lt(b, a),
                  ">=": lambda a, b: not lt(a, b)}
-    elif t.kind is Kind.ARRAY:
+    elif t.kind in (Kind.ARRAY, Kind.STRUCT) or (t.kind is Kind.STRING and not collation.binary(t.collation)):
         c = compare(t)
         table = {"=": lambda a, b: c(a, b) == 0, "<>": lambda a, b: c(a, b) != 0,
                  "<": lambda a, b: c(a, b) < 0, "<=": lambda a, b: c(a, b) <= 0,

@@ -21,7 +21,15 @@ interval day..second   ``int`` microseconds
 interval year..month   ``int`` months
 void                   always ``None``
 array<T>               ``tuple`` of T's values (hashable)
+struct<...>            ``tuple`` of its fields' values, in field order
+map<K,V>               ``tuple`` of (key, value) pairs, in the map's order
+variant                ``tuple`` (value, metadata) of its binary encoding (not compared)
 =====================  =====================================================================
+
+A string type carries its collation (``string collate UTF8_LCASE``; '' is UTF8_BINARY), which
+decides how its values compare (``sparksql.collation``).  Types the engine never evaluates
+(the calendar ``interval``, ``time(p)``, ``geometry``, ...) parse as ``Kind.OTHER`` with Spark's
+text, so columns of them can still be carried.
 
 Arrow: Spark sends timestamp as ``timestamp[us, tz=UTC]``, timestamp_ntz as ``timestamp[us]``,
 date as ``date32``, decimal as ``decimal128(p,s)``, day-time intervals as ``duration[us]``;
@@ -38,7 +46,7 @@ from decimal import Context, Decimal
 __all__ = ["Kind", "SqlType", "round_float32", "from_arrow", "to_arrow", "arrow_type",
            "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "STRING",
            "BINARY", "DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "VOID", "decimal", "array",
-           "MAX_PRECISION", "INTEGRAL_RANGE"]
+           "MAX_PRECISION", "INTEGRAL_RANGE", "quote_name"]
 
 MAX_PRECISION = 38
 
@@ -61,6 +69,10 @@ class Kind(enum.Enum):
     YEAR_MONTH_INTERVAL = "interval year to month"
     VOID = "void"
     ARRAY = "array"
+    STRUCT = "struct"
+    MAP = "map"
+    VARIANT = "variant"
+    OTHER = "other"
 
 
 _INTEGRAL = (Kind.TINYINT, Kind.SMALLINT, Kind.INT, Kind.BIGINT)
@@ -78,13 +90,18 @@ YEAR_MONTH_FIELDS = ("year", "month")
 class SqlType:
     """One Spark data type.  ``precision``/``scale`` only for decimal; ``start``/``end`` are
     field indexes (into DAY_TIME_FIELDS / YEAR_MONTH_FIELDS) for intervals; ``element`` for
-    arrays."""
+    arrays (and a map's values), ``key`` a map's keys, ``fields`` a struct's ((name, type),
+    ...); ``collation`` a string's ('' for UTF8_BINARY); ``text`` Spark's name of an OTHER."""
     kind: Kind
     precision: int = 0
     scale: int = 0
     start: int = 0
     end: int = 0
     element: SqlType | None = None
+    key: SqlType | None = None
+    fields: tuple = ()
+    collation: str = ""
+    text: str = ""
 
     # ---- predicates -------------------------------------------------------------------
     @property
@@ -129,11 +146,23 @@ class SqlType:
 
     @property
     def is_atomic(self) -> bool:
-        return self.kind not in (Kind.ARRAY, Kind.VOID)
+        return self.kind not in (Kind.ARRAY, Kind.STRUCT, Kind.MAP, Kind.VARIANT, Kind.VOID, Kind.OTHER)
 
     @property
     def is_orderable(self) -> bool:
-        return self.kind is not Kind.ARRAY or (self.element is not None and self.element.is_orderable)
+        """Spark's RowOrdering.isOrderable: not a map, a variant, ..., nor made of one."""
+        if self.kind is Kind.ARRAY:
+            return self.element.is_orderable
+        if self.kind is Kind.STRUCT:
+            return all(t.is_orderable for _, t in self.fields)
+        return self.kind not in (Kind.MAP, Kind.VARIANT, Kind.OTHER)
+
+    def walk(self):
+        """This type and every type nested in it."""
+        yield self
+        for inner in (self.key, self.element, *(t for _, t in self.fields)):
+            if inner is not None:
+                yield from inner.walk()
 
     @property
     def int_range(self) -> tuple[int, int]:
@@ -146,6 +175,14 @@ class SqlType:
             return f"decimal({self.precision},{self.scale})"
         if k is Kind.ARRAY:
             return f"array<{self.element}>"
+        if k is Kind.MAP:
+            return f"map<{self.key},{self.element}>"
+        if k is Kind.STRUCT:
+            return "struct<" + ",".join(f"{quote_name(name)}:{t}" for name, t in self.fields) + ">"
+        if k is Kind.STRING and self.collation:
+            return f"string collate {self.collation}"
+        if k is Kind.OTHER:
+            return self.text
         if k is Kind.DAY_TIME_INTERVAL:
             return _interval_name(DAY_TIME_FIELDS, self.start, self.end)
         if k is Kind.YEAR_MONTH_INTERVAL:
@@ -157,25 +194,135 @@ class SqlType:
 
     @staticmethod
     def parse(text: str) -> SqlType:
-        """Parse a ``simpleString()`` form (case-insensitive; ``integer``/``long``/... aliases
-        and ``decimal`` = decimal(10,0) accepted)."""
-        s = " ".join(text.strip().lower().split())
-        if s in _BY_NAME:
-            return _BY_NAME[s]
-        m = re.fullmatch(r"(?:decimal|dec|numeric)\s*\(\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?\)", s)
-        if m:
+        """Parse a ``simpleString()`` form (keywords case-insensitive; ``integer``/``long``/...
+        aliases and ``decimal`` = decimal(10,0) accepted; struct field names as written, or
+        quoted with backticks); a name this module does not know is an ``OTHER``."""
+        parser = _Parser(text)
+        t = parser.type()
+        if parser.rest():
+            raise ValueError(f"unknown Spark type: {text!r}")
+        return t
+
+
+def quote_name(name: str) -> str:
+    """A struct field name as type texts write it: backquoted unless a plain identifier."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return name
+    return "`" + name.replace("`", "``") + "`"
+
+
+class _Parser:
+    """Recursive descent over a type text: ``type := array<type> | map<type,type> |
+    struct<name:type,...> | string [collate name] | decimal(p,s) | interval f [to f] | name``."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.pos = 0
+
+    def rest(self) -> str:
+        return self.text[self.pos:].strip()
+
+    def _skip(self):
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def _expect(self, char: str):
+        self._skip()
+        if not self.text.startswith(char, self.pos):
+            raise ValueError(f"unknown Spark type: {self.text!r}")
+        self.pos += 1
+
+    def _word(self) -> str:
+        self._skip()
+        m = re.compile(r"[A-Za-z_][A-Za-z0-9_]*").match(self.text, self.pos)
+        if not m:
+            raise ValueError(f"unknown Spark type: {self.text!r}")
+        self.pos = m.end()
+        return m.group()
+
+    def _peek_word(self) -> str:
+        self._skip()
+        m = re.compile(r"[A-Za-z_][A-Za-z0-9_]*").match(self.text, self.pos)
+        return m.group().lower() if m else ""
+
+    def type(self) -> SqlType:
+        start = self.pos
+        word = self._word().lower()
+        if word == "array":
+            self._expect("<")
+            element = self.type()
+            self._expect(">")
+            return array(element)
+        if word == "map":
+            self._expect("<")
+            key = self.type()
+            self._expect(",")
+            value = self.type()
+            self._expect(">")
+            return SqlType(Kind.MAP, key=key, element=value)
+        if word == "struct":
+            self._expect("<")
+            fields = []
+            self._skip()
+            while not self.text.startswith(">", self.pos):
+                if fields:
+                    self._expect(",")
+                fields.append((self._field_name(), self.type()))
+                self._skip()
+            self._expect(">")
+            return SqlType(Kind.STRUCT, fields=tuple(fields))
+        if word == "string" and self._peek_word() == "collate":
+            self._word()
+            name = self._word()
+            return STRING if name.upper() == "UTF8_BINARY" else SqlType(Kind.STRING, collation=name)
+        if word in ("decimal", "dec", "numeric"):
+            self._skip()
+            if not self.text.startswith("(", self.pos):
+                return _BY_NAME["decimal"]
+            m = re.compile(r"\(\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?\)").match(self.text, self.pos)
+            if not m:
+                raise ValueError(f"unknown Spark type: {self.text!r}")
+            self.pos = m.end()
             return decimal(int(m.group(1)), int(m.group(2) or 0))
-        m = re.fullmatch(r"array\s*<(.*)>", s)
-        if m:
-            return array(SqlType.parse(m.group(1)))
-        m = re.fullmatch(r"interval (\w+)(?: to (\w+))?", s)
-        if m:
-            a, b = m.group(1), m.group(2) or m.group(1)
-            for fields, kind in ((DAY_TIME_FIELDS, Kind.DAY_TIME_INTERVAL),
-                                 (YEAR_MONTH_FIELDS, Kind.YEAR_MONTH_INTERVAL)):
-                if a in fields and b in fields and fields.index(a) <= fields.index(b):
-                    return SqlType(kind, start=fields.index(a), end=fields.index(b))
-        raise ValueError(f"unknown Spark type: {text!r}")
+        if word == "interval" and self._peek_word():
+            a = self._word().lower()
+            b = a
+            if self._peek_word() == "to":
+                self._word()
+                b = self._word().lower()
+            for names, kind in ((DAY_TIME_FIELDS, Kind.DAY_TIME_INTERVAL), (YEAR_MONTH_FIELDS, Kind.YEAR_MONTH_INTERVAL)):
+                if a in names and b in names and names.index(a) <= names.index(b):
+                    return SqlType(kind, start=names.index(a), end=names.index(b))
+            raise ValueError(f"unknown Spark type: {self.text!r}")
+        if word in _BY_NAME:
+            return _BY_NAME[word]
+        # a type the engine does not evaluate: its whole text, arguments included
+        depth = 0
+        while self.pos < len(self.text):
+            c = self.text[self.pos]
+            if c in "(<":
+                depth += 1
+            elif c in ")>" and depth:
+                depth -= 1
+            elif c in ",>" and not depth:
+                break
+            self.pos += 1
+        return SqlType(Kind.OTHER, text=self.text[start:self.pos].strip())
+
+    def _field_name(self) -> str:
+        self._skip()
+        if self.text.startswith("`", self.pos):
+            m = re.compile(r"`((?:[^`]|``)*)`").match(self.text, self.pos)
+            if not m:
+                raise ValueError(f"unknown Spark type: {self.text!r}")
+            self.pos = m.end()
+            name = m.group(1).replace("``", "`")
+        else:
+            end = self.text.index(":", self.pos)
+            name = self.text[self.pos:end].strip()
+            self.pos = end
+        self._expect(":")
+        return name
 
 
 def _interval_name(fields, start, end) -> str:
@@ -216,7 +363,7 @@ _BY_NAME = {
     "short": SMALLINT, "int": INT, "integer": INT, "bigint": BIGINT, "long": BIGINT,
     "float": FLOAT, "real": FLOAT, "double": DOUBLE, "string": STRING, "binary": BINARY,
     "date": DATE, "timestamp": TIMESTAMP, "timestamp_ltz": TIMESTAMP,
-    "timestamp_ntz": TIMESTAMP_NTZ, "void": VOID, "null": VOID,
+    "timestamp_ntz": TIMESTAMP_NTZ, "void": VOID, "null": VOID, "variant": SqlType(Kind.VARIANT),
     "decimal": SqlType(Kind.DECIMAL, precision=10, scale=0),
 }
 
@@ -254,7 +401,16 @@ def arrow_type(t: SqlType):
         return simple[k]
     if k is Kind.DECIMAL:
         return pa.decimal128(t.precision, t.scale)
-    return pa.list_(arrow_type(t.element))
+    if k is Kind.ARRAY:
+        return pa.list_(arrow_type(t.element))
+    if k is Kind.MAP:
+        return pa.map_(arrow_type(t.key), arrow_type(t.element))
+    if k is Kind.STRUCT:
+        return pa.struct([pa.field(name, arrow_type(f)) for name, f in t.fields])
+    if k is Kind.VARIANT:  # as pyspark.sql.pandas.types.to_arrow_type
+        return pa.struct([pa.field("value", pa.binary(), nullable=False),
+                          pa.field("metadata", pa.binary(), nullable=False, metadata={b"variant": b"true"})])
+    raise ValueError(f"no Arrow type for {t}")
 
 
 def from_arrow(t: SqlType, column) -> list:
@@ -262,6 +418,8 @@ def from_arrow(t: SqlType, column) -> list:
     import pyarrow as pa
     import pyarrow.compute as pc
     k = t.kind
+    if isinstance(column, pa.ChunkedArray) and k in (Kind.ARRAY, Kind.MAP, Kind.STRUCT):
+        column = column.combine_chunks()
     if k in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.DAY_TIME_INTERVAL):
         return pc.cast(column, pa.int64()).to_pylist()
     if k is Kind.DATE:
@@ -275,18 +433,31 @@ def from_arrow(t: SqlType, column) -> list:
         wide = Context(prec=2 * MAX_PRECISION)  # the default context's 28 digits cannot hold decimal(38,s)
         return [None if v is None else v.quantize(exp, context=wide) for v in column.to_pylist()]
     if k is Kind.ARRAY:
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
         flat = from_arrow(t.element, column.flatten())
-        out, pos = [], 0
-        for n in pc.list_value_length(column).to_pylist():
-            if n is None:
-                out.append(None)
-            else:
-                out.append(tuple(flat[pos:pos + n]))
-                pos += n
-        return out
+        return _nest(column.is_valid().to_pylist(), pc.list_value_length(column).fill_null(0).to_pylist(), flat)
+    if k is Kind.MAP:
+        offsets = column.offsets.to_pylist()  # into the unsliced keys and items
+        first, last = offsets[0], offsets[-1]
+        keys = from_arrow(t.key, column.keys.slice(first, last - first))
+        items = from_arrow(t.element, column.items.slice(first, last - first))
+        lengths = [b - a for a, b in zip(offsets, offsets[1:])]
+        return _nest(column.is_valid().to_pylist(), lengths, list(zip(keys, items)))
+    if k in (Kind.STRUCT, Kind.VARIANT):
+        fields = t.fields if k is Kind.STRUCT else (("value", BINARY), ("metadata", BINARY))
+        children = [from_arrow(f, child) for (_, f), child in zip(fields, column.flatten())]
+        valid = column.is_valid().to_pylist()
+        return [tuple(values) if ok else None for ok, *values in zip(valid, *children)] if children else \
+            [() if ok else None for ok in valid]
     return column.to_pylist()
+
+
+def _nest(valid: list, lengths: list, flat: list) -> list:
+    """Tuples of ``lengths[i]`` consecutive items of ``flat`` (None where not ``valid``)."""
+    out, pos = [], 0
+    for ok, n in zip(valid, lengths):
+        out.append(tuple(flat[pos:pos + n]) if ok else None)
+        pos += n
+    return out
 
 
 def to_arrow(t: SqlType, values):
@@ -297,6 +468,24 @@ def to_arrow(t: SqlType, values):
         return pa.array(values, pa.int64()).cast(arrow_type(t))
     if k is Kind.DATE:
         return pa.array(values, pa.int32()).cast(pa.date32())
-    if k is Kind.ARRAY:
-        return pa.array([None if v is None else list(v) for v in values], arrow_type(t))
+    if k in (Kind.ARRAY, Kind.MAP):
+        values = list(values)
+        mask = pa.array([v is None for v in values], pa.bool_())
+        offsets = [0]
+        for v in values:
+            offsets.append(offsets[-1] + (0 if v is None else len(v)))
+        offsets = pa.array(offsets, pa.int32())
+        if k is Kind.ARRAY:
+            flat = to_arrow(t.element, [x for v in values if v is not None for x in v])
+            return pa.ListArray.from_arrays(offsets, flat, type=arrow_type(t), mask=mask)
+        pairs = [p for v in values if v is not None for p in v]
+        keys = to_arrow(t.key, [p[0] for p in pairs])
+        items = to_arrow(t.element, [p[1] for p in pairs])
+        return pa.MapArray.from_arrays(offsets, keys, items, type=arrow_type(t), mask=mask)
+    if k in (Kind.STRUCT, Kind.VARIANT):
+        values = list(values)
+        fields = t.fields if k is Kind.STRUCT else (("value", BINARY), ("metadata", BINARY))
+        children = [to_arrow(f, [None if v is None else v[i] for v in values]) for i, (_, f) in enumerate(fields)]
+        mask = pa.array([v is None for v in values], pa.bool_())
+        return pa.StructArray.from_arrays(children, fields=list(arrow_type(t)), mask=mask)
     return pa.array(values, arrow_type(t))
