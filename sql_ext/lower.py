@@ -6,6 +6,11 @@ For ``<input> MATCH_RECOGNIZE (...) AS m`` the replacement is::
      FROM <udtf>(TABLE(SELECT * FROM (SELECT *, <precomputed> FROM <input>)
                        DISTRIBUTE BY <partition cols> SORT BY <partition cols>, <order>))) AS m
 
+or, when a key's type has a grouping equality Arrow does not share (``udtf.arrow.arrow_groups``:
+floating point, collated strings, nested types), Spark's window partitioning groups, sorts and
+marks the first row of each partition: ``TABLE(SELECT ..., row_number() OVER (PARTITION BY
+<partition cols> ORDER BY <order>) = 1 AS <start> FROM (...))``.
+
 The UDTF's output schema is fixed per query (Arrow UDTFs have no ``analyze``), so each
 distinct engine plan gets its own UDTF, named by the plan's hash.  Everything here is pure:
 the types come in as ``catalog.Field``s (the rewrite asks Spark for them).  The input relation
@@ -21,10 +26,12 @@ from typing import NamedTuple
 
 from sqlglot import exp
 
+from udtf.arrow import arrow_groups
 from udtf.compile import compile_pattern
 from udtf.expr import Classifier, MatchNumber, Nav
 from udtf.plan import Atom, Condition, DerivedMask, EnginePlan, Limits, Output, OutputKind, RowsMode, Value
 from udtf.program import Program
+from udtf.sparksql.types import SqlType
 
 from .analyze import Analysis, analysis_column, error
 from .catalog import Field
@@ -40,8 +47,8 @@ _BOOLEAN = Field("", "boolean", '"boolean"')
 
 
 class Within(NamedTuple):
-    key: str  # the computed column holding the first ORDER BY key as a number
-    length: float  # the window in that column's units
+    key: str  # the first ORDER BY column (a timestamp, timestamp_ntz or date)
+    length: float  # the window in microseconds (a date key: days)
 
 
 class Lowered(NamedTuple):
@@ -65,8 +72,10 @@ def program(analysis: Analysis, plan: Plan) -> Program:
                            within=analysis.clause.within is not None)
 
 
-def within(analysis: Analysis, plan: Plan, input_fields: tuple) -> Within | None:
-    """The WITHIN window, its key added to the columns ``plan`` precomputes; None without one."""
+def within(analysis: Analysis, input_fields: tuple) -> Within | None:
+    """The WITHIN window; None without one.  The engine reads its key's values as numbers
+    (``udtf.arrow.order_numbers``): a TIMESTAMP_NTZ's distance is its wall clock's, whatever the
+    session time zone."""
     clause = analysis.clause
     if clause.within is None:
         return None
@@ -74,13 +83,12 @@ def within(analysis: Analysis, plan: Plan, input_fields: tuple) -> Within | None
     if first.args.get("desc"):
         raise error("WITHIN requires the first ORDER BY key to be ascending", first)
     name = analysis_column(analysis, _column(first.this))
-    column = exp.column(name, quoted=True)
     micros = within_micros(clause.within)
     kind = next(f.type for f in input_fields if f.name == name)
-    if kind in ("timestamp", "timestamp_ntz"):
-        return Within(plan.column_for(exp.func("unix_micros", exp.cast(column, "TIMESTAMP"))), micros)
+    if kind in ("timestamp", "timestamp_ntz"):  # either is a count of microseconds, with no zone involved
+        return Within(name, micros)
     if kind == "date":
-        return Within(plan.column_for(exp.func("unix_date", column)), micros / 86_400_000_000)
+        return Within(name, micros / 86_400_000_000)
     raise error(f"WITHIN needs a timestamp or date first ORDER BY key; {name} is {kind}", first)
 
 
@@ -110,6 +118,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
     partition = [analysis_column(analysis, c) for c in clause.partition_by]
     fields = {f.name: f for f in computed_fields}
     types = {name: f.type for name, f in fields.items()}
+    starts = _starts(analysis, plan, partition, types)
     aggregates = {f.name: f for f in aggregate_fields}
     define = tuple(_condition(c, types, ansi, zone, analysis, "DEFINE") for c in plan.define)
     until = tuple(_condition(c, types, ansi, zone, analysis, "UNTIL") for c in plan.until)
@@ -163,7 +172,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         within=window.length if window else None, lookahead=plan.lookahead,
         atoms=tuple(atoms[k] for k in kept), output=tuple(outputs), limits=limits, ansi=ansi,
         timeouts=analysis.timeout is not None, zone=zone, distinct=analysis.distinct,
-        at=position(clause) or (None, None))
+        at=position(clause) or (None, None), starts=starts)
     output = tuple(output)
     order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
     shipped = _shipped(engine_plan, fields, clause, order, plan.origins)
@@ -172,7 +181,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
     if plan.streaming:
         source = quote(stream_view(name))
     else:
-        source = _call(plan, name, partition, clause, analysis, computed, shipped)
+        source = _call(plan, name, partition, clause, analysis, computed, shipped, starts)
     text = f"(SELECT {', '.join(c.sql for c in columns)} FROM {source}){alias}"
     return Lowered(name, engine_plan, output, text, source, tuple(shipped))
 
@@ -227,8 +236,32 @@ def _shipped(plan: EnginePlan, types: dict, clause, order: list, origins: dict) 
     return shipped
 
 
-def _call(plan: Plan, name: str, partition: list, clause, analysis: Analysis, computed: str, shipped: list) -> str:
-    """``udtf(TABLE(SELECT <shipped> FROM (<computed>) DISTRIBUTE BY <keys> SORT BY <keys>, <order>))``."""
+def _starts(analysis: Analysis, plan: Plan, partition: list, types: dict) -> str | None:
+    """The column Spark marks each partition's first row in, when its keys need Spark's grouping
+    equality (None: the UDTF compares them).  Keys and ORDER BY keys must be orderable, as in
+    Spark's windows: else an error at the key."""
+    clause = analysis.clause
+    keys = [SqlType.parse(types[name]) for name in partition]
+    for node, name, kind in zip(clause.partition_by, partition, keys):
+        if not kind.is_orderable:
+            raise error(f"PARTITION BY {name}: [EXPRESSION_TYPE_IS_NOT_ORDERABLE] its type {str(kind).upper()} "
+                        "is not orderable (Spark's windows partition only by orderable types)", node)
+    for ordered in clause.order:
+        name = analysis_column(analysis, _column(ordered.this))
+        kind = SqlType.parse(types[name])
+        if not kind.is_orderable:
+            raise error(f"ORDER BY {name}: [DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] its type {str(kind).upper()} "
+                        "is not orderable", ordered)
+    if plan.streaming or all(arrow_groups(k) for k in keys):
+        return None
+    return f"{plan.prefix}_start"
+
+
+def _call(plan: Plan, name: str, partition: list, clause, analysis: Analysis, computed: str, shipped: list,
+          starts: str | None) -> str:
+    """``udtf(TABLE(SELECT <shipped> FROM (<computed>) DISTRIBUTE BY <keys> SORT BY <keys>, <order>))``,
+    or with ``starts``: ``udtf(TABLE(SELECT <shipped>, row_number() OVER (PARTITION BY <keys> ORDER BY
+    <order>) = 1 AS <starts> FROM (<computed>)))``."""
     keys = [quote(c) for c in partition]
     order = []
     for ordered in clause.order:
@@ -236,6 +269,9 @@ def _call(plan: Plan, name: str, partition: list, clause, analysis: Analysis, co
         key.set("this", exp.column(analysis_column(analysis, _column(ordered.this)), quoted=True))
         order.append(to_spark_sql(key))
     columns = ", ".join(map(quote, shipped)) or "1 AS " + quote(plan.prefix + "_none")
+    if starts is not None:
+        window = f"PARTITION BY {', '.join(keys)} ORDER BY {', '.join(order or keys)}"
+        return f"{name}(TABLE(SELECT {columns}, row_number() OVER ({window}) = 1 AS {quote(starts)} FROM ({computed})))"
     argument = f"SELECT {columns} FROM ({computed}) DISTRIBUTE BY {', '.join(keys) or '1'}"
     if keys or order:
         argument += f" SORT BY {', '.join(keys + order)}"

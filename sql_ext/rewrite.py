@@ -80,7 +80,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
                     "read: run the statement with sql_ext.stream(spark, sql) and write its result with "
                     "writeStream (docs/streaming.md)", clause.input)
     planned = plan(analysis, {f.name: f.type for f in input_fields}, streaming=streaming)
-    window = lower.within(analysis, planned, input_fields)
+    window = lower.within(analysis, input_fields)
     computed = lower.computed_query(planned, input_text)
     # (with nothing computed, ``computed`` is the input's query)
     computed_fields = input_fields if not planned.computed else _checked(schema, computed, lambda: _culprit(

@@ -5,6 +5,11 @@ partition are contiguous and in order, a partition may straddle batches.  ``Part
 finds partition boundaries with vectorized compute, feeds each partition's rows to a
 ``Matcher`` batch by batch, and turns matches into output batches (values of navigation
 atoms and carried columns are taken from the original Arrow columns, so types stay exact).
+
+Partitions are Spark's groups (its grouping equality: NaN = NaN, -0.0 = 0.0, strings by their
+collation, nested values element by element).  Keys whose Arrow equality is that equality
+(``arrow_groups``) are compared here; otherwise Spark marks the first row of each partition
+(``EnginePlan.starts``: a window's ``row_number() = 1`` over the keys, which also sorts them).
 """
 from __future__ import annotations
 
@@ -20,19 +25,30 @@ from .expr import lookback, type_of
 from .match import Conditions, Options, forget, matcher
 from .plan import EnginePlan, OutputKind, RowsMode
 from .rows import Rows
-from .sparksql.types import SqlType, arrow_type, from_arrow, to_arrow
+from .sparksql.types import Kind, SqlType, arrow_type, from_arrow, to_arrow
 
 
 FORGET_AT = 1 << 16  # rows of a partition held before the runner tries to release some
 
 
-class PartitionRunner:
-    """Runs one ``EnginePlan`` over a stream of record batches."""
+def arrow_groups(t: SqlType) -> bool:
+    """Is Arrow's equality on Spark's Arrow form of ``t`` Spark's grouping equality?  Not for
+    floating point (NaN, -0.0), collated strings, nested and other types."""
+    return t.kind in (Kind.BOOLEAN, Kind.TINYINT, Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.DECIMAL, Kind.BINARY,
+                      Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.DAY_TIME_INTERVAL) or \
+        (t.kind is Kind.STRING and not t.collation)
 
-    def __init__(self, plan: EnginePlan, output_schema: pa.Schema):
+
+class PartitionRunner:
+    """Runs one ``EnginePlan`` over a stream of record batches.  ``grouped``: the caller feeds
+    one partition at a time and says where it ends (``reset`` / ``finish``), as streaming does
+    per grouping key."""
+
+    def __init__(self, plan: EnginePlan, output_schema: pa.Schema, grouped: bool = False):
         self.plan = plan
         self.schema = output_schema
         self.keys = plan.partition
+        self.grouped = grouped
         self.last_key = None  # partition key of the last row seen
         self.key = ()  # of the current partition
         self.batches: list = []  # batches of the current partition
@@ -93,12 +109,24 @@ class PartitionRunner:
             yield out
 
     def _segments(self, batch: pa.RecordBatch):
-        """(lo, hi, starts_new_partition) runs of equal partition keys within the batch."""
+        """(lo, hi, starts_new_partition) runs of rows of one partition within the batch."""
         n = batch.num_rows
-        if not self.keys:
-            yield 0, n, False
-            return
-        change = np.zeros(n, dtype=bool)
+        if self.plan.starts is not None and not self.grouped:
+            change = pc.fill_null(batch.column(self.plan.starts), False).to_numpy(zero_copy_only=False)
+        else:
+            change = np.zeros(n, dtype=bool)
+            change[0] = not self._open()
+            if self.keys and not self.grouped:
+                self._compare_keys(batch, change)
+        starts = np.flatnonzero(change).tolist()
+        bounds = ([0] if not starts or starts[0] != 0 else []) + starts + [n]
+        for lo, hi in zip(bounds, bounds[1:]):
+            yield lo, hi, bool(change[lo])
+
+    def _compare_keys(self, batch: pa.RecordBatch, change: np.ndarray) -> None:
+        """Mark in ``change`` the rows whose keys differ from the previous row's (the keys are
+        all ``arrow_groups``; NULL equals NULL)."""
+        n = batch.num_rows
         for name in self.keys:
             col = batch.column(name)
             if n > 1:
@@ -108,12 +136,8 @@ class PartitionRunner:
                 differs = pc.and_(differs, pc.invert(same_null))
                 change[1:] |= differs.to_numpy(zero_copy_only=False)
         first_key = tuple(batch.column(name)[0].as_py() for name in self.keys)
-        change[0] = self.last_key is None or first_key != self.last_key
+        change[0] |= self.last_key is None or first_key != self.last_key
         self.last_key = tuple(batch.column(name)[n - 1].as_py() for name in self.keys)
-        starts = np.flatnonzero(change).tolist()
-        bounds = ([0] if not starts or starts[0] != 0 else []) + starts + [n]
-        for lo, hi in zip(bounds, bounds[1:]):
-            yield lo, hi, bool(change[lo])
 
     def _append(self, part: pa.RecordBatch):
         plan = self.plan
@@ -123,7 +147,7 @@ class PartitionRunner:
             lagged = self._lagged(part)
             masks.update((name, derive_mask(comparisons, lagged)) for name, comparisons in self.derived.items())
         values = {name: from_arrow(kind, part.column(name)) for name, kind in self.value_types}
-        order = part.column(plan.order_key).to_pylist() if plan.order_key else None
+        order = order_numbers(part.column(plan.order_key)) if plan.order_key else None
         self.batches.append(part)
         self.rows.append(part.num_rows, masks=masks, values=values, order=order)
         self.pending += self._located(self.matcher.feed, part.num_rows)
@@ -212,6 +236,14 @@ class PartitionRunner:
                 column = column.cast(field.type)
             columns.append(column)
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+def order_numbers(column) -> list:
+    """The WITHIN key's values as numbers: a timestamp's microseconds (with or without a zone:
+    the same count), a date's days."""
+    if pa.types.is_date(column.type):
+        column = pc.cast(column, pa.int32())
+    return pc.cast(column, pa.int64()).to_pylist()
 
 
 _COMPARE = {"=": pc.equal, "<>": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,

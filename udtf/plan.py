@@ -6,11 +6,14 @@ The driver (``sql_ext``) builds an ``EnginePlan``; it travels as JSON (``to_json
 Columns the UDTF receives, by role:
 
 * ``partition``: the PARTITION BY columns (rows of a partition arrive contiguous, in order);
+* ``starts``: a boolean true on the first row of each partition, when Spark decides where
+  partitions start (keys whose Arrow equality is not Spark's grouping equality: ``arrow.py``);
 * ``masks``: booleans that Spark computed (the row-level part of a condition);
 * ``derived``: masks the UDTF computes itself from input columns and their PREVs;
 * ``values``: columns the engine reads as Python values (match-state expressions), with
   their Spark types;
-* ``order_key``: the WITHIN key (microseconds or days), when there is a WITHIN.
+* ``order_key``: the first ORDER BY column when there is a WITHIN (a timestamp or a date: its
+  distance in microseconds or days).
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from .errors import MatchRecognizeError, Pos
 from .program import Program
 from .wire import decode, encode, record
 
-VERSION = 5
+VERSION = 6
 
 
 @record
@@ -157,6 +160,7 @@ class EnginePlan(NamedTuple):
     zone: str = "UTC"  # spark.sql.session.timeZone: the zone of the expressions the engine evaluates
     distinct: bool = False  # SEMANTICS FLINKCEP DISTINCT: each distinct match once (not once per run)
     at: Pos = (None, None)  # the clause's MATCH_RECOGNIZE keyword in the user's SQL (a limit's error is there)
+    starts: str | None = None  # the column marking each partition's first row (None: the keys are compared)
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "plan": encode(self)}, sort_keys=True)

@@ -204,7 +204,7 @@ class Stepper:
         self.output_schema = arrow_schema(spec.outputs)
         self.wire_output = pa.schema([pa.field(c.name, wire_type(c.transport, f.type))
                                       for c, f in zip(spec.outputs, self.output_schema)])
-        self.runner = PartitionRunner(self.plan, self.output_schema)
+        self.runner = PartitionRunner(self.plan, self.output_schema, grouped=True)
         if isinstance(self.runner.matcher, RunsMatcher):  # it decides only at the partition end
             self.runner.matcher = self.runner.matcher.fallback
         self.event_time = spec.order[0].column

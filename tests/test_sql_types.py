@@ -1,0 +1,157 @@
+"""Spark's type semantics in the clause, item by item (issue 24): partitions are Spark's groups
+(NaN, -0.0, collations, nested keys), WITHIN over TIMESTAMP_NTZ is wall-clock, aggregates take
+nested values, match-state comparisons follow the strings' collation.  SQL in, rows out."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sql_support import analysis_error, at, mr_spark, rows  # noqa: F401  (fixture)
+
+
+def _counts(spark, keys_sql: str, partition: str = "k") -> list:
+    """(key, rows) per partition of ``SELECT * FROM VALUES ...`` as MATCH_RECOGNIZE sees them."""
+    return rows(spark, f"""SELECT * FROM ({keys_sql}) MATCH_RECOGNIZE (
+        PARTITION BY {partition} ORDER BY o MEASURES COUNT(*) AS n PATTERN (A+) DEFINE A AS true) AS m""")
+
+
+def _group_counts(spark, keys_sql: str) -> list:
+    return rows(spark, f"SELECT k, count(*) FROM ({keys_sql}) GROUP BY k")
+
+
+def test_nan_partition_key_is_one_partition(mr_spark):
+    got = rows(mr_spark, """SELECT * FROM VALUES (double('NaN'), 1), (double('NaN'), 2) AS t(x, o)
+        MATCH_RECOGNIZE (PARTITION BY x ORDER BY o MEASURES COUNT(*) AS n PATTERN (A+) DEFINE A AS true) m""")
+    assert len(got) == 1 and math.isnan(got[0][0]) and got[0][1] == 2
+
+
+@pytest.mark.parametrize("keys", [
+    "SELECT * FROM VALUES (-0.0D, 1), (0.0D, 2), (0.0D, 3), (double('NaN'), 4), (-double('NaN'), 5), "
+    "(NULL, 6), (NULL, 7), (1.5D, 8) AS t(k, o)",
+    "SELECT CAST(k AS FLOAT) AS k, o FROM VALUES (-0.0D, 1), (0.0D, 2), (double('NaN'), 3), (double('NaN'), 4) AS t(k, o)",
+], ids=["double", "float"])
+def test_floating_partition_keys_group_as_spark_groups(mr_spark, keys):
+    got = sorted(n for _, n in _counts(mr_spark, keys))
+    assert got == sorted(n for _, n in _group_counts(mr_spark, keys))
+
+
+@pytest.mark.parametrize("collation, groups", [
+    ("UTF8_LCASE", [2, 2, 1]),  # a A | b B | a_
+    ("UTF8_LCASE_RTRIM", [3, 2]),  # a A a_ | b B
+    ("UNICODE_CI", [2, 2, 1]),
+    ("UTF8_BINARY_RTRIM", [1, 1, 1, 2]),  # a a_ | A | b | B
+])
+def test_collated_partition_keys_group_as_spark_groups(mr_spark, collation, groups):
+    keys = (f"SELECT s COLLATE {collation} AS k, o FROM VALUES ('a', 1), ('A', 2), ('b', 3), ('B', 4), ('a ', 5) "
+            "AS t(s, o)")
+    got = _counts(mr_spark, keys)
+    assert sorted(n for _, n in got) == sorted(groups) == sorted(n for _, n in _group_counts(mr_spark, keys))
+
+
+def test_partition_by_array_and_struct(mr_spark):
+    keys = """SELECT k, o, named_struct('a', k[0], 's', s COLLATE UTF8_LCASE) AS st
+              FROM VALUES (array(-0.0D, 1.0D), 'x', 1), (array(0.0D, 1.0D), 'X', 2), (array(double('NaN')), 'y', 3),
+                          (array(double('NaN')), 'y', 4), (array(2.0D), 'x', 5) AS t(k, s, o)"""
+    assert sorted(n for _, n in _counts(mr_spark, keys)) == [1, 2, 2]
+    assert sorted(n for _, n in _counts(mr_spark, keys, "st")) == [1, 2, 2]
+
+
+def test_partition_and_order_by_a_map_are_refused_where_written(mr_spark):
+    sql = """SELECT * FROM (SELECT map(1, 2) AS k, 1 AS o) MATCH_RECOGNIZE (
+  PARTITION BY k ORDER BY o MEASURES COUNT(*) AS n PATTERN (A+) DEFINE A AS true) m"""
+    e = analysis_error(mr_spark, sql)
+    assert (e.line, e.column) == at(sql, "k ORDER") and "EXPRESSION_TYPE_IS_NOT_ORDERABLE" in str(e)
+    sql = """SELECT * FROM (SELECT map(1, 2) AS k, 1 AS o) MATCH_RECOGNIZE (
+  ORDER BY o, k MEASURES COUNT(*) AS n PATTERN (A+) DEFINE A AS true) m"""
+    e = analysis_error(mr_spark, sql)
+    assert (e.line, e.column) == at(sql, "k MEASURES") and "INVALID_ORDERING_TYPE" in str(e)
+
+
+@pytest.fixture
+def la_session(mr_spark):
+    before = mr_spark.conf.get("spark.sql.session.timeZone")
+    mr_spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        yield mr_spark
+    finally:
+        mr_spark.conf.set("spark.sql.session.timeZone", before)
+
+
+@pytest.mark.parametrize("second, matched", [("03:10:00", False), ("02:20:00", True)])
+def test_within_over_timestamp_ntz_is_wall_clock_in_any_zone(la_session, second, matched):
+    # 01:30 to 03:10 on 2024-03-10 is 1h40 of wall clock (the DST gap in Los Angeles is no part of NTZ)
+    sql = f"""SELECT * FROM VALUES (TIMESTAMP_NTZ'2024-03-10 01:30:00'), (TIMESTAMP_NTZ'2024-03-10 {second}') AS t(ts)
+        MATCH_RECOGNIZE (ORDER BY ts MEASURES COUNT(*) AS n PATTERN (A B) WITHIN INTERVAL '1' HOUR
+                         DEFINE A AS true, B AS true) m"""
+    assert rows(la_session, sql) == ([(2,)] if matched else [])
+    la_session.conf.set("spark.sql.session.timeZone", "UTC")
+    assert rows(la_session, sql) == ([(2,)] if matched else [])
+
+
+def test_within_over_timestamp_counts_instants(la_session):
+    # 01:30 PST to 03:10 PDT is 40 minutes
+    assert rows(la_session, """SELECT * FROM VALUES (TIMESTAMP'2024-03-10 01:30:00'), (TIMESTAMP'2024-03-10 03:10:00')
+        AS t(ts) MATCH_RECOGNIZE (ORDER BY ts MEASURES COUNT(*) AS n PATTERN (A B) WITHIN INTERVAL '1' HOUR
+                                   DEFINE A AS true, B AS true) m""") == [(2,)]
+
+
+NESTED = """SELECT named_struct('a', o, 'b', CAST(o AS STRING)) AS st, map('k', o, 'j', -o) AS mp, array(o, NULL) AS ar,
+                   o, 3 - o AS x
+            FROM VALUES (1), (2) AS t(o)"""
+
+
+def test_aggregates_over_structs_maps_and_arrays(mr_spark):
+    got = mr_spark.sql(f"""SELECT * FROM ({NESTED}) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES array_agg(st) AS a, max_by(st, x) AS b, collect_list(mp) AS c, collect_list(ar) AS d,
+                 min(st) AS e, max(ar) AS f, count(DISTINCT mp) AS g, last(mp) AS h
+        PATTERN (A+) DEFINE A AS true) m""").collect()
+    assert [r.asDict(recursive=True) for r in got] == [{
+        "a": [{"a": 1, "b": "1"}, {"a": 2, "b": "2"}], "b": {"a": 1, "b": "1"},
+        "c": [{"k": 1, "j": -1}, {"k": 2, "j": -2}], "d": [[1, None], [2, None]],
+        "e": {"a": 1, "b": "1"}, "f": [2, None], "g": 2, "h": {"k": 2, "j": -2}}]
+
+
+def test_aggregates_over_structs_in_define(mr_spark):
+    # B holds while the running maximum of the struct is its own row's
+    assert rows(mr_spark, f"""SELECT * FROM ({NESTED} UNION ALL SELECT named_struct('a', 0, 'b', '0'), map(), array(), 3, 0)
+        MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(B.*) AS n PATTERN (A B+) DEFINE B AS max(st) = B.st) m""") == [(1,)]
+
+
+@pytest.mark.parametrize("agg", ["min(A.mp)", "max_by(A.o, A.mp)", "collect_set(A.mp)"])
+def test_aggregates_spark_refuses_over_maps_are_refused_where_written(mr_spark, agg):
+    sql = f"SELECT * FROM ({NESTED}) MATCH_RECOGNIZE (ORDER BY o MEASURES {agg} AS m PATTERN (A+) DEFINE A AS true) m"
+    e = analysis_error(mr_spark, sql)
+    assert (e.line, e.column) == at(sql, agg) and "DATATYPE_MISMATCH" in str(e)
+
+
+COLLATED = """SELECT s COLLATE UTF8_LCASE AS s, s AS b, s COLLATE UNICODE_CI AS u, o
+              FROM VALUES ('a', 1), ('A', 2), ('b', 3), ('B', 4), ('İ', 5), ('i̇', 6), ('ς', 7), ('Σ', 8) AS t(s, o)"""
+
+
+def test_match_state_comparisons_follow_the_collation(mr_spark):
+    got = rows(mr_spark, f"""SELECT * FROM ({COLLATED}) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES FIRST(A.o) AS a, LAST(B.o) AS z PATTERN (A B+) DEFINE B AS B.s = A.s) m""")
+    assert got == [(1, 2), (3, 4), (5, 6), (7, 8)]
+    got = rows(mr_spark, f"""SELECT * FROM ({COLLATED}) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES FIRST(A.o) AS a, LAST(B.o) AS z PATTERN (A B+) DEFINE B AS B.s > FIRST(A.s)) m""")
+    assert got == [(2, 8)]  # 'A' > 'a' fails from row 1 (equal); from row 2 every later row sorts above 'a'
+
+
+def test_match_state_comparisons_of_two_collations_are_refused(mr_spark):
+    sql = f"""SELECT * FROM ({COLLATED}) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES COUNT(*) AS n PATTERN (A B) DEFINE B AS B.s = A.b) m"""
+    e = analysis_error(mr_spark, sql)
+    assert "INDETERMINATE_COLLATION" in str(e) and (e.line, e.column) == at(sql, "B.s = A.b")
+
+
+def test_icu_collations_in_match_state_are_refused_where_written(mr_spark):
+    sql = f"""SELECT * FROM ({COLLATED}) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES max(A.u) AS m PATTERN (A+) DEFINE A AS true) m"""
+    e = analysis_error(mr_spark, sql)
+    assert "UNICODE_CI" in str(e) and (e.line, e.column) == at(sql, "max(A.u)")
+    # what does not compare them runs
+    got = mr_spark.sql(f"""SELECT * FROM ({COLLATED}) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES array_agg(A.u) AS m, first(A.u) AS f PATTERN (A+) DEFINE A AS true) m""")
+    assert got.schema["m"].dataType.simpleString() == "array<string collate UNICODE_CI>"
+    assert [tuple(r) for r in got.collect()] == [(["a", "A", "b", "B", "İ", "i̇", "ς", "Σ"], "a")]
