@@ -208,7 +208,7 @@ def _aggregate(expr: ir.Agg, types: dict, ansi: bool) -> ir.Agg:
                  for a, t in zip(args, arg_types)]
     try:
         fold = aggregate(expr.fn, described, expr.distinct, ansi)
-    except SparkAnalysisError as e:
+    except (SparkAnalysisError, NotImplementedError) as e:  # NotImplementedError: an ICU collation's order
         raise MatchRecognizeError(f"{expr.fn.upper()}: {e}", *expr.at) from None
     args = [_cast(a, t, (want,) if want != t else (), expr.at) for a, t, want in zip(args, arg_types, fold.arg_types)]
     condition = typed(expr.filter, types, ansi)
