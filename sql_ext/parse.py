@@ -1,6 +1,6 @@
 """SQL front end: Spark SQL + SQL:2016 ``MATCH_RECOGNIZE`` (+ FlinkCEP extensions).
 
-Built on sqlglot (30.30.0) by subclassing its Spark dialect (no fork, no eval/exec).
+Built on sqlglot 30 by subclassing its Spark dialect (no fork, no eval/exec).
 The ``SparkCep`` dialect accepts, wherever a table factor may stand (FROM, JOIN
 operands, comma joins, derived tables, CTEs, CREATE [TEMP] VIEW ... AS, CTAS,
 INSERT ... SELECT, and as the input of another MATCH_RECOGNIZE)::
@@ -150,9 +150,12 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel
 from sqlglot.errors import ParseError as _SqlglotParseError
 from sqlglot.errors import TokenError as _SqlglotTokenError
-from sqlglot.generators.spark import SparkGenerator
-from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
+
+# The dialect's own classes (their module moved within sqlglot 30); the private parser methods
+# overridden below forward whatever arguments sqlglot passes (their signatures change), and
+# tests/test_parse.py checks that each still exists in the installed sqlglot.
+SparkParser, SparkGenerator = Spark.Parser, Spark.Generator
 
 from udtf.errors import MatchRecognizeError, line_col
 
@@ -761,16 +764,9 @@ class SparkCepParser(SparkParser):
         token = self._curr
         return self._with_pos(super()._parse_primary(), token)
 
-    def _parse_interval(
-        self, require_interval: bool = True, parse_function_unit: bool = True
-    ) -> exp.Add | exp.Interval | None:
+    def _parse_interval(self, *args: t.Any, **kwargs: t.Any) -> exp.Add | exp.Interval | None:
         token = self._curr
-        return self._with_pos(
-            super()._parse_interval(
-                require_interval=require_interval, parse_function_unit=parse_function_unit
-            ),
-            token,
-        )
+        return self._with_pos(super()._parse_interval(*args, **kwargs), token)
 
     # -- scoping of MR expression syntax --------------------------------------------
 
@@ -821,13 +817,7 @@ class SparkCepParser(SparkParser):
             return self.expression(klass(this=operand), token=token)
         return self._with_pos(super()._parse_unary(), token)
 
-    def _parse_function_call(
-        self,
-        functions: dict[str, t.Callable] | None = None,
-        anonymous: bool = False,
-        optional_parens: bool = True,
-        any_token: bool = False,
-    ) -> exp.Expr | None:
+    def _parse_function_call(self, *args: t.Any, **kwargs: t.Any) -> exp.Expr | None:
         token = self._curr
         if (
             self._mr_expr_depth
@@ -843,13 +833,7 @@ class SparkCepParser(SparkParser):
                 return self._parse_mr_classifier(token)
             if upper == "MATCH_NUMBER":
                 return self._parse_mr_match_number(token)
-        result = super()._parse_function_call(
-            functions=functions,
-            anonymous=anonymous,
-            optional_parens=optional_parens,
-            any_token=any_token,
-        )
-        return self._with_pos(result, token)
+        return self._with_pos(super()._parse_function_call(*args, **kwargs), token)
 
     def _parse_mr_navigation(self, klass: type[Navigation], token: Token) -> exp.Expr:
         name = token.text.upper()
@@ -934,19 +918,10 @@ class SparkCepParser(SparkParser):
         alias_tokens: t.Collection[TokenType] | None = None,
         parse_bracket: bool = False,
         is_db_reference: bool = False,
-        parse_partition: bool = False,
-        consume_pipe: bool = False,
+        **kwargs: t.Any,
     ) -> exp.Expr | None:
         first = self._curr
-        this = super()._parse_table(
-            schema=schema,
-            joins=joins,
-            alias_tokens=alias_tokens,
-            parse_bracket=parse_bracket,
-            is_db_reference=is_db_reference,
-            parse_partition=parse_partition,
-            consume_pipe=consume_pipe,
-        )
+        this = super()._parse_table(schema, joins, alias_tokens, parse_bracket, is_db_reference, **kwargs)
         if schema or is_db_reference or this is None or not self._at_match_recognize():
             return this
         if this.args.get("joins"):

@@ -801,3 +801,21 @@ def test_as_without_a_name_after_the_clause():
     sql = "SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES COUNT(*) AS n PATTERN (A) DEFINE A AS true) AS"
     with pytest.raises(ParseError, match=r"line 1:99: Expecting a name after AS"):
         parse(sql)
+
+
+def test_the_sqlglot_methods_the_dialect_extends_exist():
+    """The dialect extends sqlglot's Spark parser and generator by overriding some of their
+    methods (sqlglot has no public hook for a new table-factor suffix): each one must still
+    exist in the installed sqlglot, or the override would silently never run."""
+    from sql_ext.parse import SparkCepGenerator, SparkCepParser
+
+    parser, generator = SparkCep.Parser.__mro__[1], SparkCep.Generator.__mro__[1]
+    ours = ("_parse_mr_", "_parse_match_recognize_")
+    overrides = [name for name in vars(SparkCepParser) if name.startswith("_parse_") and not name.startswith(ours)]
+    assert "_parse_table" in overrides and "_parse_function_call" in overrides
+    for name in [*overrides, "raise_error", "reset", "FUNCTIONS", "TYPE_LITERAL_PARSERS",
+                 "TEXT_MATCH_EXCLUDED_TOKENS", "ID_VAR_TOKENS"]:
+        assert hasattr(parser, name), f"sqlglot {sqlglot.__version__}: Parser.{name} is gone"
+    for name in ("cast_sql", "TRANSFORMS"):
+        assert name in vars(SparkCepGenerator) and hasattr(generator, name), \
+            f"sqlglot {sqlglot.__version__}: Generator.{name} is gone"
