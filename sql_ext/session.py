@@ -253,6 +253,9 @@ def enable(spark=None, *, ship=None):
     Keyword arguments of ``spark.sql`` are pyspark's string formatting (``{df}`` becomes a
     view of the DataFrame): it is applied before the rewrite, which must see those views."""
     global _everywhere
+    from . import versions
+
+    versions.check(spark if spark is not None else _active_session())  # before anything is patched
     with _lock:
         if spark is None:
             _everywhere = True
@@ -495,18 +498,32 @@ def _lift_arrow_byte_limit(spark) -> None:
     Python after every row; that check was a quarter of the JVM's time of moving the rows to
     the UDTF (docs/deploying.md, "Limits").  Batches stay bounded by ``maxRecordsPerBatch``."""
     if spark.conf.get(_ARROW_BYTES, None) is None:
-        spark.conf.set(_ARROW_BYTES, _NO_BYTE_LIMIT)
+        try:
+            spark.conf.set(_ARROW_BYTES, _NO_BYTE_LIMIT)
+        except Exception as e:
+            if not _mutation_blocked(e):
+                raise
+
+
+def _mutation_blocked(e: Exception) -> bool:
+    """Whether ``e`` refuses a session mutation in a Spark Declarative Pipelines definition (the
+    pipeline spec's configuration sets confs there; docs/deploying.md)."""
+    condition = getattr(e, "getCondition", lambda: None)() or ""
+    return condition.startswith("SESSION_MUTATION_IN_DECLARATIVE_PIPELINE")
 
 
 def _ship(spark) -> None:
-    """Send the packages to the executors of ``spark`` once, when they may lack them."""
+    """Once per scope, before its first MATCH_RECOGNIZE: refuse a Spark sparkcep does not
+    support (``versions``), and send the packages to the executors when they may lack them."""
     scope = _scope(spark)
     if scope in _shipped:
         return
     with _lock:
         if scope in _shipped:
             return
-        from . import shipping
+        from . import shipping, versions
+
+        versions.check(spark)
 
         policy = _ship_policy.get(id(scope))
         if policy is None:

@@ -13,6 +13,7 @@ collation, nested values element by element).  Keys whose Arrow equality is that
 """
 from __future__ import annotations
 
+import inspect
 import json
 
 import numpy as np
@@ -260,6 +261,16 @@ def derive_mask(comparisons, lagged: dict) -> np.ndarray:
     return mask.to_numpy(zero_copy_only=False)
 
 
+def spark_arrow_schema(struct) -> pa.Schema:
+    """The Arrow schema of the Spark ``StructType`` ``struct`` as pyspark hands its rows to
+    Python, timestamps as UTC instants (pyspark 4.1 does so by default; 4.2 asks for the zone)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(struct, timezone="UTC")
+    return to_arrow_schema(struct)
+
+
 def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False):
     """An ``arrow_udtf`` running ``plan``; ``return_type`` is the Spark StructType of its output;
     ``connect``: for a Spark Connect session (else a classic one).
@@ -272,8 +283,6 @@ def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False):
         from pyspark.sql.connect.functions import arrow_udtf
     else:
         from pyspark.sql.functions import arrow_udtf
-    from pyspark.sql.pandas.types import to_arrow_schema
-
     plan_json = plan.to_json()
     schema_json = return_type.json()
 
@@ -281,7 +290,7 @@ def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False):
         def __init__(self):
             from pyspark.sql.types import StructType
 
-            schema = to_arrow_schema(StructType.fromJson(json.loads(schema_json)), timezone="UTC")
+            schema = spark_arrow_schema(StructType.fromJson(json.loads(schema_json)))
             engine_plan = EnginePlan.from_json(plan_json)
             self.runner = PartitionRunner(engine_plan, schema)
             self.expected = expected_input(engine_plan, schema)

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 from pyspark.sql.streaming import StatefulProcessor
 from pyspark.sql.types import StructType
 
-from .arrow import PartitionRunner
+from .arrow import PartitionRunner, spark_arrow_schema
 from .errors import MatchRecognizeError, reported
 from .expr import Classifier, Nav
 from .match import FlinkMatcher, RunsMatcher
@@ -187,11 +187,8 @@ def load_state(row, schema: pa.Schema, fingerprint: tuple) -> KeyState:
 
 def arrow_schema(columns: tuple) -> pa.Schema:
     """The Arrow schema Spark gives ``columns`` (``Column``s) in Python."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return to_arrow_schema(StructType.fromJson({"type": "struct", "fields": [
-        {"name": c.name, "type": json.loads(c.type_json), "nullable": True, "metadata": {}} for c in columns]}),
-        timezone="UTC")
+    return spark_arrow_schema(StructType.fromJson({"type": "struct", "fields": [
+        {"name": c.name, "type": json.loads(c.type_json), "nullable": True, "metadata": {}} for c in columns]}))
 
 
 class Stepper:
