@@ -22,6 +22,7 @@ import zipfile
 from pathlib import Path
 
 import udtf
+from udtf.errors import MatchRecognizeError
 
 import sql_ext
 
@@ -68,7 +69,8 @@ def build_zip(directory: str | os.PathLike | None = None) -> str:
 
 
 def needed(spark) -> bool:
-    """Whether the executors of ``spark`` may lack this process's ``udtf``."""
+    """Whether the executors of ``spark`` may lack this process's ``udtf``.  For a local master
+    this asks the workers' Python, and refuses one that cannot import what the engine needs."""
     from .session import session_kind
 
     if session_kind(spark) == "connect":
@@ -79,22 +81,36 @@ def needed(spark) -> bool:
     return not _local_workers_import_udtf(spark)
 
 
+ENGINE_NEEDS = ("numpy", "pyarrow")  # what udtf imports on a worker (beyond the standard library)
+
+
 def _local_workers_import_udtf(spark) -> bool:
     """Whether the Python workers of a local master (this machine, this environment) import
-    the ``udtf`` this process imports."""
+    the ``udtf`` this process imports.  Raises ``MatchRecognizeError`` when their Python lacks
+    ``ENGINE_NEEDS`` (an interpreter other than this one: a venv used without activating it
+    leaves pyspark's default ``python3``), naming it and what to set."""
     conf = spark.sparkContext.getConf()
-    python = conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or "python3"
+    python = conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON")
+    chosen = "spark.pyspark.python" if conf.get("spark.pyspark.python") else "PYSPARK_PYTHON"
+    if not python:
+        python, chosen = "python3", "pyspark's default: PYSPARK_PYTHON is not set"
     env = dict(os.environ)
     extra = conf.get("spark.executorEnv.PYTHONPATH")
     if extra:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (extra, env.get("PYTHONPATH")) if p)
     probe = ("import importlib.util as u; s = u.find_spec('udtf'); "
-             "print(list(s.submodule_search_locations)[0] if s and s.submodule_search_locations else '')")
+             "print(list(s.submodule_search_locations)[0] if s and s.submodule_search_locations else ''); "
+             f"print(*[m for m in {ENGINE_NEEDS!r} if u.find_spec(m) is None])")
     try:
         done = subprocess.run([python, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return False
-    found = done.stdout.strip()
+    found, missing = (done.stdout.splitlines() + ["", ""])[:2]
+    if done.returncode == 0 and missing.split():
+        raise MatchRecognizeError(
+            f"Spark's Python workers run {python} ({chosen}), which cannot import {', '.join(missing.split())}: "
+            f"sparkcep's engine runs there.  Set PYSPARK_PYTHON to a Python that has them (this one: "
+            f"{sys.executable}) before the SparkSession starts, or activate the venv - see docs/deploying.md")
     return bool(found) and os.path.realpath(found) == os.path.realpath(os.path.dirname(udtf.__file__))
 
 

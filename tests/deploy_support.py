@@ -1,9 +1,9 @@
 """A Python without sparkcep, for workers that must not find it (the Connect server's, a
-local cluster's): a venv (no pip, made in milliseconds) whose only site-packages entry is this
-venv's site-packages as a plain path, so that its ``.pth`` files - among them the editable
-install of sparkcep - are not run.  pyspark, pyarrow, numpy, pandas import as here; ``udtf``
-and ``sql_ext`` do not (unless the current directory or PYTHONPATH holds them: callers run
-it from a directory without them and drop PYTHONPATH)."""
+local cluster's): a venv (no pip, made in milliseconds) whose site-packages links to every
+entry of this venv's site-packages but sparkcep's (an installed wheel's packages, or the
+``.pth`` file of an editable install: no ``.pth`` file is linked).  pyspark, pyarrow, numpy,
+pandas import as here; ``udtf`` and ``sql_ext`` do not (unless the current directory or
+PYTHONPATH holds them: callers run it from a directory without them and drop PYTHONPATH)."""
 from __future__ import annotations
 
 import os
@@ -21,8 +21,13 @@ def bare_python(directory: Path) -> str:
         venv.EnvBuilder(with_pip=False, symlinks=True).create(directory)
         site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                    capture_output=True, text=True, check=True).stdout.strip())
-        (site / "parent_site.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+        for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+            if entry.suffix != ".pth" and entry.name.split("-")[0] not in SPARKCEP and not (site / entry.name).exists():
+                (site / entry.name).symlink_to(entry)
     return str(python)
+
+
+SPARKCEP = ("udtf", "sql_ext", "sparkcep")  # its packages and its .dist-info
 
 
 def clean_env(**extra) -> dict:

@@ -1,12 +1,11 @@
 """Where sparkcep is not installed: a ``local-cluster[2,1,1024]`` whose workers run a Python
-without sparkcep (``enable()`` ships the packages), and a wheel installed with pyspark alone
-in a fresh venv, running the README's quick start and the CLI from another directory.  Each
-runs in subprocesses with their own SparkSessions."""
+without sparkcep (``enable()`` ships the packages), in subprocesses with their own
+SparkSessions; workers whose Python lacks numpy.  (The wheel installed next to a platform's
+pyspark, running the README's quick start and the CLI elsewhere: tests/test_compat.py.)"""
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from deploy_support import bare_python, clean_env, imports_sparkcep
+from udtf.errors import MatchRecognizeError
 
-REPO = Path(__file__).resolve().parent.parent
 
 CLUSTER_QUERY = """
     SELECT * FROM events MATCH_RECOGNIZE (
@@ -75,76 +74,17 @@ def test_cluster_whose_workers_lack_sparkcep(tmp_path):
     assert len(local["rows"]) == 8 * 40
 
 
-QUICK_START = textwrap.dedent("""
-    from pyspark.sql import SparkSession
-    import sql_ext
+def test_workers_without_numpy_are_refused_with_what_to_set(spark, tmp_path, monkeypatch):
+    """A venv used without activating it leaves pyspark's workers on a ``python3`` that lacks
+    numpy: the probe of a local master's workers names the interpreter and PYSPARK_PYTHON instead
+    of letting the query die in a worker with ``No module named 'numpy'``."""
+    from sql_ext import shipping
 
-    spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
-    prices = [10, 9, 8, 11, 12, 7, 6, 9]
-    spark.createDataFrame([("ACME", t, p) for t, p in enumerate(prices, 1)], "symbol string, ts int, price int") \\
-        .createOrReplaceTempView("ticks")
-    spark = sql_ext.enable(spark)               # spark.sql now accepts MATCH_RECOGNIZE
-    spark.sql(\"\"\"
-      SELECT * FROM ticks MATCH_RECOGNIZE (
-        PARTITION BY symbol ORDER BY ts
-        MEASURES FIRST(DOWN.ts) AS start_ts, LAST(UP.ts) AS end_ts, COUNT(DOWN.*) AS drops
-        PATTERN (STRT DOWN+ UP+)
-        DEFINE DOWN AS price < PREV(price), UP AS price > PREV(price)) AS m\"\"\").show()
-    import udtf
-    print("udtf from", udtf.__file__)
-""")
-
-CLI_SQL = """CREATE OR REPLACE TEMP VIEW ticks AS
-  SELECT * FROM VALUES ('ACME', 1, 10), ('ACME', 2, 9), ('ACME', 3, 8), ('ACME', 4, 11) AS t(symbol, ts, price);
-SELECT * FROM ticks MATCH_RECOGNIZE (
-  PARTITION BY symbol ORDER BY ts
-  MEASURES FIRST(DOWN.ts) AS start_ts, COUNT(DOWN.*) AS drops
-  PATTERN (STRT DOWN+ UP)
-  DEFINE DOWN AS price < PREV(price), UP AS price > PREV(price)) AS m;
-"""
-
-
-@pytest.mark.slow
-def test_wheel_in_a_fresh_venv(tmp_path):
-    """``pip wheel .`` builds; a fresh venv with that wheel (and its dependencies: pyspark,
-    sqlglot, pyarrow, numpy) runs the quick start and ``python -m sql_ext`` elsewhere."""
-    source = tmp_path / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "sql_ext", "udtf", "docs/architecture.md", "README.md"):
-        target = source / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if (REPO / name).is_dir() else shutil.copy)(REPO / name, target)
-    for cache in source.rglob("__pycache__"):
-        shutil.rmtree(cache)
-    dist = tmp_path / "dist"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                            "--disable-pip-version-check", "-w", str(dist), str(source)],
-                           capture_output=True, text=True, timeout=600)
-    assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
-    [wheel] = dist.glob("sparkcep-*.whl")
-
-    fresh = tmp_path / "fresh"
-    venv.EnvBuilder(with_pip=True).create(fresh)
-    python = str(fresh / "bin" / "python")
-    install = subprocess.run([python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off",
-                              str(wheel)], capture_output=True, text=True, timeout=900, env=clean_env())
-    assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-2000:]
-    listed = subprocess.run([python, "-m", "pip", "list", "--format", "json"], capture_output=True, text=True,
-                            check=True).stdout
-    assert "delta-spark" not in listed and "sqlglot" in listed
-
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    env = clean_env(PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python)
-    quick = subprocess.run([python, "-c", QUICK_START], cwd=elsewhere, env=env, capture_output=True, text=True,
-                           timeout=600)
-    assert quick.returncode == 0, quick.stderr[-3000:]
-    assert "|  ACME|       2|     5|    2|" in quick.stdout, quick.stdout
-    assert f"udtf from {fresh}" in quick.stdout
-
-    (elsewhere / "ticks.sql").write_text(CLI_SQL)
-    cli = subprocess.run([python, "-m", "sql_ext", "run", "ticks.sql"], cwd=elsewhere, env=env, capture_output=True,
-                         text=True, timeout=600)
-    assert cli.returncode == 0, cli.stderr[-3000:]
-    assert "|ACME  |2       |2    |" in cli.stdout, cli.stdout
+    bare = tmp_path / "bare"
+    venv.EnvBuilder(with_pip=False).create(bare)  # no site-packages of ours: no numpy, no pyarrow
+    monkeypatch.setenv("PYSPARK_PYTHON", str(bare / "bin" / "python"))
+    with pytest.raises(MatchRecognizeError) as raised:
+        shipping.needed(spark)
+    message = str(raised.value)
+    assert f"run {bare / 'bin' / 'python'} (PYSPARK_PYTHON), which cannot import numpy, pyarrow" in message
+    assert f"Set PYSPARK_PYTHON to a Python that has them (this one: {sys.executable})" in message
