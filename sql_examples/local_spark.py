@@ -1,9 +1,11 @@
 """Local SparkSession for tests, the demo and benchmarks.
 
 ``get_spark()`` builds (or returns the already running) local SparkSession with
-Delta Lake enabled and Arrow turned on.  The Delta jars come from the
-project-local ``.jars/`` folder that ``make jars`` fills from Maven Central, so
-starting a session needs no network.  ``SPARKCEP_JARS_DIR`` overrides the folder.
+Delta Lake enabled and Arrow turned on, logging as ``sql_ext/log4j2.properties`` says
+(warnings that are real problems only).  The Delta jars come from the project-local
+``.jars/`` folder that ``make jars`` fills from Maven Central, so starting a session needs
+no network.  ``SPARKCEP_JARS_DIR`` overrides the folder; ``SPARKCEP_DELTA=0`` starts the
+session without Delta (the compatibility tier's Spark versions have no Delta jars here).
 
 Ivy (``spark.jars.packages`` / ``delta.configure_spark_with_delta_pip``) is not
 used: the pip package is 4.4.x but Maven Central's newest Delta jar may lag
@@ -23,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+LOG4J2 = REPO_ROOT / "sql_ext" / "log4j2.properties"
 
 
 def jars_dir() -> Path:
@@ -49,8 +52,10 @@ def get_spark(
     warehouse_dir: str | os.PathLike | None = None,
     driver_memory: str = "4g",
     extra_conf: dict[str, str] | None = None,
+    delta: bool | None = None,
 ):
-    """Return a local SparkSession with Delta and Arrow enabled.
+    """Return a local SparkSession with Delta (unless ``delta`` is False; None: unless
+    ``SPARKCEP_DELTA=0``) and Arrow enabled.
 
     A SparkSession is a per-process singleton: if one is already running it is
     returned as is (its configuration is not changed).
@@ -84,8 +89,6 @@ def get_spark(
         SparkSession.builder.master(f"local[{cores}]")
         .appName(app_name)
         .config("spark.driver.memory", driver_memory)
-        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.sql.shuffle.partitions", "4")
         # Delta's log replay defaults to 50 partitions (cluster sizing); local runs want few.
         .config("spark.databricks.delta.snapshotPartitions", "2")
@@ -94,20 +97,26 @@ def get_spark(
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={derby_home} -Duser.timezone=UTC")
+        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={derby_home} -Duser.timezone=UTC "
+                f"-Dlog4j2.configurationFile={LOG4J2.as_uri()}")
         .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.python.worker.faulthandler.enabled", "true")
         .config("spark.sql.execution.pyspark.udf.faulthandler.enabled", "true")
     )
 
-    jars = delta_jars()
-    if not any(Path(j).name.startswith("delta-spark_") for j in jars):
-        raise RuntimeError(
-            f"no Delta Lake jars in {jars_dir()}: run `make jars` first "
-            "(or point SPARKCEP_JARS_DIR at a folder holding them)"
-        )
-    builder = builder.config("spark.jars", ",".join(jars))
+    if delta is None:
+        delta = os.environ.get("SPARKCEP_DELTA", "1") != "0"
+    if delta:
+        jars = delta_jars()
+        if not any(Path(j).name.startswith("delta-spark_") for j in jars):
+            raise RuntimeError(
+                f"no Delta Lake jars in {jars_dir()}: run `make jars` first "
+                "(or point SPARKCEP_JARS_DIR at a folder holding them)"
+            )
+        builder = (builder.config("spark.jars", ",".join(jars))
+                   .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+                   .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"))
 
     for key, value in (extra_conf or {}).items():
         builder = builder.config(key, value)
