@@ -1,11 +1,15 @@
 # sparkcep build / test entry points.  `bash .ci/run` (CI) runs `make test`.
 #
-#   make .venv       main venv (.venv): pip install -e '.[dev,dbt,delta]'
+#   make .venv       main venv (.venv): pip install -c constraints/default.txt -e '.[pyspark,dev,dbt,delta]'
 #   make jars        Delta Lake jars from Maven Central into .jars/ (offline afterwards)
 #   make test        every test tier, slow ones included      (PYTEST_ARGS=... to narrow):
-#                    one pytest run for the classic tiers, then `make test-connect`
+#                    one pytest run for the classic tiers, then `make test-connect`, then
+#                    `make test-compat`
 #   make test-connect  the Spark Connect tier (tests/connect/): a local Connect server, the SQL
 #                    behaviour tests through a remote session; its own pytest process
+#   make test-compat the compatibility tier: the oldest and newest ends of the supported ranges
+#                    (constraints/oldest.txt, constraints/newest.txt), each a venv built as a
+#                    user's (pyspark first, then the sparkcep wheel), running COMPAT_TESTS
 #   make test-fast   pure-Python tests only: -m "not spark and not flink and not trino and not connect"
 #   make demo        python -m sql_examples.demo
 #   make bench       python bench/run.py
@@ -23,6 +27,7 @@ PYTHON      ?= python3
 VENV        := .venv
 VPY         := $(VENV)/bin/python
 VENV_STAMP  := $(VENV)/.installed
+CONSTRAINTS := constraints/default.txt
 PYTEST_ARGS ?=
 PIP_FLAGS   ?= --progress-bar off --disable-pip-version-check
 
@@ -62,16 +67,36 @@ TRINO_STAMP     := $(TRINO_DIR)/.installed-$(TRINO_VERSION)
 # Spark's Python workers must run the venv's interpreter.
 SPARK_ENV = PYSPARK_PYTHON="$(CURDIR)/$(VPY)" PYSPARK_DRIVER_PYTHON="$(CURDIR)/$(VPY)"
 
-.PHONY: venv .venv jars trino test test-connect test-fast demo bench flink-env clean distclean
+# The compatibility tier (docs/deploying.md, "Support matrix"): for each end, a venv of its
+# Python with the end's pyspark installed first, as a Spark platform provides it, then the
+# sparkcep wheel with the end's versions of the dependencies; installing the wheel must leave
+# that pyspark in place (tests/test_compat.py checks it, and runs the README's quick start and
+# the CLI from outside the checkout).  Python 3.12 is not in this machine's Debian (12) and no
+# registry it reaches ships one: the newest end takes the image's pyenv 3.12, else python3.
+COMPAT_ENDS     := oldest newest
+COMPAT_PY312    := $(firstword $(foreach p,python3.12 $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12),\
+                     $(shell $(p) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' >/dev/null 2>&1 && echo $(p))))
+COMPAT_PYTHON_oldest := python3.11
+COMPAT_PYTHON_newest := $(or $(COMPAT_PY312),$(PYTHON))
+COMPAT_DIST     := .compat-dist
+# a representative subset: the wheel scenario and a streaming smoke (tests/test_compat.py), SQL
+# behaviour, errors, statements, sessions, the workers' Python check; then the Connect smoke (a
+# local Connect server whose workers lack sparkcep) in its own run
+COMPAT_TESTS    := tests/test_compat.py tests/test_versions.py tests/test_parse.py tests/test_sql_standard.py \
+                   tests/test_sql_errors.py tests/test_sql_statements.py tests/test_sessions.py \
+                   tests/test_deploy.py::test_workers_without_numpy_are_refused_with_what_to_set
+COMPAT_CONNECT  := tests/connect/test_connect_standard.py tests/connect/test_connect_errors.py
+
+.PHONY: venv .venv jars trino test test-connect test-compat test-fast demo bench flink-env clean distclean
 
 venv: $(VENV_STAMP)
 .venv: $(VENV_STAMP)
 
-$(VENV_STAMP): pyproject.toml
-	@echo "== creating $(VENV) and installing sparkcep[dev,dbt,delta]"
+$(VENV_STAMP): pyproject.toml $(CONSTRAINTS)
+	@echo "== creating $(VENV) and installing sparkcep[pyspark,dev,dbt,delta] (-c $(CONSTRAINTS))"
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install $(PIP_FLAGS) -q --upgrade pip setuptools wheel
-	$(VPY) -m pip install $(PIP_FLAGS) -e '.[dev,dbt,delta]'
+	$(VPY) -m pip install $(PIP_FLAGS) -c $(CONSTRAINTS) -e '.[pyspark,dev,dbt,delta]'
 	$(VPY) -m pip check
 	touch $@
 
@@ -112,16 +137,50 @@ $(TRINO_STAMP): $(VENV_STAMP)
 	touch $@
 
 test: $(VENV_STAMP) $(JARS_STAMP) flink-env trino
-	$(SPARK_ENV) SPARKCEP_REQUIRE_TRINO=1 $(VPY) -m pytest -m "not connect" $(PYTEST_ARGS)
+	$(SPARK_ENV) SPARKCEP_REQUIRE_TRINO=1 $(VPY) -m pytest -m "not connect and not compat" $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory test-connect
+	@start=$$(date +%s); $(MAKE) --no-print-directory test-compat; \
+	  echo "== make test-compat took $$(( $$(date +%s) - start )) s"
 
 # A remote session switches pyspark to Spark Connect for the whole process: the tier has a
 # pytest process of its own.  Exit code 5 (PYTEST_ARGS selected none of its tests) is fine.
 test-connect: $(VENV_STAMP)
 	$(SPARK_ENV) $(VPY) -m pytest -m connect $(PYTEST_ARGS) || test $$? -eq 5
 
+# One end: the venv is made again when its constraints file or pyproject.toml changes, the wheel
+# when a source file does; the tests import the checkout's sources (pytest's pythonpath) but
+# tests/test_compat.py, which runs the installed wheel in subprocesses outside the checkout.  No
+# Delta: its jars are Spark 4.2's.  Exit code 5 (PYTEST_ARGS selected none of them) is fine.
+test-compat: $(foreach end,$(COMPAT_ENDS),.venv-compat-$(end)/.sparkcep)
+	@for end in $(COMPAT_ENDS); do \
+	  py=$(CURDIR)/.venv-compat-$$end/bin/python; \
+	  echo "== compatibility tier, $$end end: $$($$py -c 'import sys, pyspark, sqlglot, numpy, pyarrow, pandas; \
+	    print(f"Python {sys.version.split()[0]}, pyspark {pyspark.__version__}, sqlglot {sqlglot.__version__}, " \
+	          f"numpy {numpy.__version__}, pyarrow {pyarrow.__version__}, pandas {pandas.__version__}")')"; \
+	  env PYSPARK_PYTHON=$$py PYSPARK_DRIVER_PYTHON=$$py SPARKCEP_DELTA=0 \
+	    $$py -m pytest -m "not flink and not trino and not connect and not delta" $(COMPAT_TESTS) $(PYTEST_ARGS) || test $$? -eq 5; \
+	  env PYSPARK_PYTHON=$$py PYSPARK_DRIVER_PYTHON=$$py SPARKCEP_DELTA=0 \
+	    $$py -m pytest -m connect $(COMPAT_CONNECT) $(PYTEST_ARGS) || test $$? -eq 5; \
+	done
+
+.venv-compat-%/.installed: constraints/%.txt pyproject.toml
+	@echo "== $(@D): Python $(COMPAT_PYTHON_$*) with the platform's pyspark (-c $<)"
+	rm -rf $(@D)
+	$(COMPAT_PYTHON_$*) -m venv $(@D)
+	$(@D)/bin/python -m pip install $(PIP_FLAGS) -q -c $< 'pyspark[connect]' pytest hypothesis pytest-timeout
+	touch $@
+
+.venv-compat-%/.sparkcep: .venv-compat-%/.installed $(wildcard sql_ext/*.py sql_ext/*.properties udtf/*.py udtf/*/*.py)
+	@echo "== $(@D): the sparkcep wheel and its dependencies (-c constraints/$*.txt)"
+	rm -rf $(COMPAT_DIST)/$*
+	$(@D)/bin/python -m pip wheel $(PIP_FLAGS) -q --no-deps -w $(COMPAT_DIST)/$* .
+	$(@D)/bin/python -m pip install $(PIP_FLAGS) -q -c constraints/$*.txt $(COMPAT_DIST)/$*/sparkcep-*.whl
+	$(@D)/bin/python -m pip install $(PIP_FLAGS) -q --no-deps --force-reinstall $(COMPAT_DIST)/$*/sparkcep-*.whl
+	$(@D)/bin/python -m pip check
+	touch $@
+
 test-fast: $(VENV_STAMP)
-	$(VPY) -m pytest -m "not spark and not flink and not trino and not connect" $(PYTEST_ARGS)
+	$(VPY) -m pytest -m "not spark and not flink and not trino and not connect and not compat" $(PYTEST_ARGS)
 
 demo: $(VENV_STAMP) $(JARS_STAMP)
 	$(SPARK_ENV) $(VPY) -m sql_examples.demo
@@ -139,9 +198,9 @@ $(FLINK_STAMP):
 
 clean:
 	rm -rf .spark-warehouse spark-warehouse metastore_db derby.log \
-	  .pytest_cache .hypothesis build dist *.egg-info $(JARS_DIR).tmp
+	  .pytest_cache .hypothesis build dist *.egg-info $(JARS_DIR).tmp $(COMPAT_DIST)
 	find . -path ./$(VENV) -prune -o -path ./$(FLINK_VENV) -prune -o \
 	  -name __pycache__ -type d -print0 | xargs -0 rm -rf
 
 distclean: clean
-	rm -rf $(VENV) $(FLINK_VENV) $(JARS_DIR) $(TRINO_DIR)
+	rm -rf $(VENV) $(FLINK_VENV) $(JARS_DIR) $(TRINO_DIR) $(foreach end,$(COMPAT_ENDS),.venv-compat-$(end))

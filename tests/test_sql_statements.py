@@ -176,6 +176,7 @@ def test_persistent_view_without_match_recognize_in_a_script(series):
     assert first == "CREATE VIEW plain_view AS SELECT 1 AS one" and "sparkcep_mr_" in second.lower()
 
 
+@pytest.mark.delta
 def test_delta_table_in_and_out(series):
     """A Delta table as input (also at a past version) and as CTAS target."""
     series.sql("DROP TABLE IF EXISTS mr_delta")
