@@ -8,7 +8,12 @@
    late rows) and checks that the result equals a full re-run;
 5. runs ``streaming.py``: the fraud query live on Structured Streaming (``sql_ext.stream``,
    Delta in, Delta out, an available-now trigger) and checks it against the batch query;
-6. runs the dbt project in ``sql_examples/dbt`` in-process (``dbt_run.py``, ``dbt run``).
+6. runs the Spark Declarative Pipeline in ``sql_examples/pipeline`` with ``spark-pipelines``
+   (``sdp.py``: a streaming table and materialized views over the Delta stock ticks, one of
+   them MATCH_RECOGNIZE) and checks the view against the same query run here;
+7. runs the dbt project in ``sql_examples/dbt`` in-process (``dbt_run.py``, ``dbt run``).
+
+Spark logs warnings that are real problems only (``sql_ext/log4j2.properties``).
 
 All tables are external Delta tables under ``--output`` (default
 ``<repo>/.spark-warehouse/demo``) written with overwrite semantics, so running the demo
@@ -81,6 +86,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", type=int, default=3, help="rows to print per example")
     parser.add_argument("--no-incremental", action="store_true")
     parser.add_argument("--no-streaming", action="store_true")
+    parser.add_argument("--no-pipeline", action="store_true")
     parser.add_argument("--no-dbt", action="store_true")
     args = parser.parse_args(argv)
 
@@ -152,6 +158,30 @@ def main(argv=None) -> int:
                 failures.append("streaming")
         except Exception as e:
             failures.append("streaming")
+            _say(f"      FAILED: {str(e).splitlines()[0][:300]}")
+
+    if not args.no_pipeline:
+        from .sdp import run_pipeline
+
+        started = time.time()
+        _say("== Spark Declarative Pipeline (sql_examples/pipeline, spark-pipelines run): ticks -> rallies")
+        try:
+            report = run_pipeline(spark, out / "pipeline", str(out / "data" / "stock_ticks"))
+            if not report["ok"]:
+                failures.append("pipeline")
+                _say("      FAILED:")
+                for line in report["log"]:
+                    _say(f"      | {line[:300]}")
+            else:
+                verdict = "equal" if report["equal"] else "DIFFERENT"
+                _say(f"      " + ", ".join(f"{name} {rows} rows" for name, rows in report["rows"].items())
+                     + f"; rallies {verdict} to the query run here, in {time.time() - started:.1f} s")
+                for row in report["top"]:
+                    _say(f"      {' '.join(_value(v) for v in row)}")
+                if not report["equal"]:
+                    failures.append("pipeline")
+        except Exception as e:
+            failures.append("pipeline")
             _say(f"      FAILED: {str(e).splitlines()[0][:300]}")
 
     if not args.no_dbt:

@@ -360,3 +360,22 @@ def test_incremental_rejects_unsupported_queries(sess):
     shape = analyze_query(sess, base)
     assert shape.partition == ["user_id"] and shape.order_key == "ts"
     assert shape.within == timedelta(minutes=30)
+
+
+@pytest.mark.slow
+def test_the_declarative_pipeline_example(sess, tmp_path):
+    """``spark-pipelines run`` on sql_examples/pipeline (its own local Spark Connect server):
+    the streaming table holds every tick, and the materialized view with MATCH_RECOGNIZE equals
+    the same query run in this session."""
+    from sql_examples.sdp import run_pipeline
+
+    ticks = str(tmp_path / "stock_ticks")
+    data.save_delta(data.dataframe(sess, data.stock_ticks()), "stock_ticks", ticks)
+    try:
+        report = run_pipeline(sess, tmp_path / "pipeline", ticks)
+    finally:
+        sess.sql("DROP TABLE IF EXISTS stock_ticks")
+    assert report["ok"], "\n".join(report["log"])
+    assert report["equal"] and report["rows"]["rallies"] > 10
+    assert report["rows"]["ticks_bronze"] == len(data.stock_ticks()[1])
+    assert report["rows"]["rallies_per_symbol"] == len({row[0] for row in data.stock_ticks()[1]})
