@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from deploy_support import clean_env
+from test_cli import SCRIPT  # a script that makes its own input view, then reads it
 
 pytestmark = pytest.mark.compat
 
@@ -59,16 +60,6 @@ def test_the_readme_quick_start_runs_outside_the_checkout(tmp_path):
     rows = [line.replace(" ", "") for line in done.stdout.splitlines() if line.startswith("|")]
     assert rows == ["|symbol|start_ts|end_ts|drops|", "|ACME|2|5|2|", "|ACME|7|8|1|"], done.stdout
     assert f"udtf from {sys.prefix}" in done.stdout  # the installed wheel
-
-
-SCRIPT = """CREATE OR REPLACE TEMP VIEW ticks AS
-  SELECT * FROM VALUES ('ACME', 1, 10), ('ACME', 2, 9), ('ACME', 3, 8), ('ACME', 4, 11) AS t(symbol, ts, price);
-SELECT * FROM ticks MATCH_RECOGNIZE (
-  PARTITION BY symbol ORDER BY ts
-  MEASURES FIRST(DOWN.ts) AS start_ts, COUNT(DOWN.*) AS drops
-  PATTERN (STRT DOWN+ UP)
-  DEFINE DOWN AS price < PREV(price), UP AS price > PREV(price)) AS m;
-"""
 
 
 @pytest.mark.parametrize("command", ["run", "transpile", "explain"])
