@@ -29,21 +29,22 @@ SELECT * FROM {ticks} MATCH_RECOGNIZE (
 """
 
 
-def spark_pipelines(spec: Path, workdir: Path, conf: dict, timeout: int = 1800) -> subprocess.CompletedProcess:
+def spark_pipelines(spec: Path, workdir: Path, environ: dict, timeout: int = 1800) -> subprocess.CompletedProcess:
     """``spark-pipelines --conf k=v ... run --spec spec`` in ``workdir`` (its storage and tables go
-    there), with Delta Lake and this checkout's sparkcep; the CLI's output is returned."""
+    there) with ``environ`` added to the environment (the definitions read it), Delta Lake and
+    this checkout's sparkcep; the CLI's output is returned."""
     import pyspark
 
     conf = {"spark.jars": ",".join(delta_jars()),
             "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
             "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-            "spark.sql.shuffle.partitions": "4", **conf}
+            "spark.sql.shuffle.partitions": "4"}
     command = [str(Path(pyspark.__file__).parent / "bin" / "spark-pipelines")]
     for key, value in conf.items():
         command += ["--conf", f"{key}={value}"]
     paths = [str(REPO_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-           "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
+           "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), **environ}
     return subprocess.run(command + ["run", "--spec", str(spec)], cwd=workdir, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -54,7 +55,7 @@ def run_pipeline(spark, root: Path, ticks: str) -> dict:
     ``spark``, and the CLI's last lines."""
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    done = spark_pipelines(SPEC, root, {"spark.sparkcep.example.ticks": ticks})
+    done = spark_pipelines(SPEC, root, {"SPARKCEP_EXAMPLE_TICKS": ticks})
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     report = {"ok": done.returncode == 0, "log": lines[-25:]}
     if not report["ok"]:

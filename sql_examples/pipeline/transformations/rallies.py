@@ -5,13 +5,15 @@ spark-pipelines runs this file with ``spark`` (a Spark Connect session) in its n
 MATCH_RECOGNIZE statement is rewritten here, while the definitions load: the rewrite reads the
 schema of its input, which a pipeline's query functions may not do, so the query function
 returns the DataFrame made now (docs/deploying.md, "Spark Declarative Pipelines")."""
+import os
+
 from pyspark import pipelines as dp
 
 import sql_ext
 from sql_examples.sdp import RALLIES_SQL
 
 sql_ext.enable(spark)  # noqa: F821 (spark-pipelines provides it)
-TICKS = spark.conf.get("spark.sparkcep.example.ticks")  # noqa: F821
+TICKS = os.environ["SPARKCEP_EXAMPLE_TICKS"]  # the Delta table of stock ticks (sql_examples/sdp.py)
 RALLIES = spark.sql(RALLIES_SQL, ticks=spark.read.table(f"delta.`{TICKS}`"))  # noqa: F821
 
 
