@@ -9,6 +9,7 @@ the calling session reads the materialized view and compares it with the same qu
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,10 +36,11 @@ def spark_pipelines(spec: Path, workdir: Path, environ: dict, timeout: int = 180
     this checkout's sparkcep; the CLI's output is returned."""
     import pyspark
 
+    # the command line carries what the local Connect server needs (Delta); the pipeline's session
+    # confs are in the spec's `configuration`, which the CLI sets on the session it builds
     conf = {"spark.jars": ",".join(delta_jars()),
             "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-            "spark.sql.shuffle.partitions": "4"}
+            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
     command = [str(Path(pyspark.__file__).parent / "bin" / "spark-pipelines")]
     for key, value in conf.items():
         command += ["--conf", f"{key}={value}"]
@@ -50,12 +52,16 @@ def spark_pipelines(spec: Path, workdir: Path, environ: dict, timeout: int = 180
 
 
 def run_pipeline(spark, root: Path, ticks: str) -> dict:
-    """Run the example pipeline in ``root`` (recreated) over the Delta table at ``ticks``;
+    """Run the example pipeline in ``root`` (recreated: the pipeline's storage, its tables, and a
+    copy of its project whose spec names that storage) over the Delta table at ``ticks``;
     returns its tables' row counts, whether the materialized view equals the query run in
     ``spark``, and the CLI's last lines."""
     shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    done = spark_pipelines(SPEC, root, {"SPARKCEP_EXAMPLE_TICKS": ticks})
+    project = root / SPEC.parent.name  # a copy of the pipeline's project, its storage in root
+    shutil.copytree(SPEC.parent, project, ignore=shutil.ignore_patterns("__pycache__"))
+    spec = project / SPEC.name
+    spec.write_text(re.sub(r"(?m)^storage: .*$", f"storage: {(root / 'storage').as_uri()}", spec.read_text()))
+    done = spark_pipelines(spec, root, {"SPARKCEP_EXAMPLE_TICKS": ticks})
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     report = {"ok": done.returncode == 0, "log": lines[-25:]}
     if not report["ok"]:
