@@ -34,6 +34,8 @@ EXPRESSIONS = [
     "{ts} + INTERVAL '1' DAY", "{ts} - INTERVAL '36' HOUR", "{ts} + INTERVAL '-1 02:03:04.5' DAY TO SECOND", "{ts} = {s}", "{ts} >= {d}", "{ts} = {n}", "{ts} < {n}", "date_add({ts}, 1)",
     "{ts} BETWEEN {d} AND {s}", "concat({ts}, '|', {d})", "CAST({ts} AS DATE) = {d}",
     "{ts} IN ({s}, {d})",
+    # the difference of two TIMESTAMPs is that of their wall clocks in the session zone
+    "{ts} - CAST({s} AS TIMESTAMP)", "{ts} - {d}", "{d} - {ts}", "{n} - CAST({d} AS TIMESTAMP_NTZ)",
     # year-month interval literals are engine literals (Arrow cannot carry them as columns)
     "{ts} + INTERVAL '1' MONTH", "{ts} - INTERVAL '1' MONTH", "{ts} - INTERVAL '1-2' YEAR TO MONTH",
     "{n} + INTERVAL 2 MONTHS", "{d} + INTERVAL '-3' YEAR", "{ts} + INTERVAL '1' MONTH > {s}",

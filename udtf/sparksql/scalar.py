@@ -748,6 +748,9 @@ def _datetime_arith(f, types, result, ansi, zone):
             days, rem = divmod(a, _US_PER_DAY)
             return _add_months_date(days, b if f == "+" else -b) * _US_PER_DAY + rem
         return ts_months
+    if l.kind is K.TIMESTAMP and r.kind is K.TIMESTAMP and f == "-" and _zone.resolve(zone) is not None:
+        tz = _zone.resolve(zone)  # SubtractTimestamps: the distance of the wall clocks in the session zone
+        return lambda a, b: _zone.local_micros(a, tz) - _zone.local_micros(b, tz)
     if l.is_datetime and r.is_datetime and f == "-":
         return lambda a, b: a - b
     if l.is_interval and r.is_interval:
