@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from udtf.errors import MatchRecognizeError
 from udtf.pattern import Exclude, parse_pattern, variables, walk
-from udtf.plan import RowsMode, Semantics, Skip, SkipMode
+from udtf.plan import Frame, RowsMode, Semantics, Skip, SkipMode
 
 from .parse import MatchRecognizeClause, position
 
@@ -41,6 +41,7 @@ class Analysis:
     input_columns: tuple = ()  # exact names, in order
     timeout: str | None = None  # WITH TIMEOUT ROWS: the name of the BOOLEAN column saying so
     distinct: bool = False  # SEMANTICS FLINKCEP DISTINCT: each distinct match once
+    frame: Frame | None = None  # a window's (R020, rows WINDOW): the frame bounding each row's match
 
     def variable_set(self, name: str):
         """Variable indexes named by a primary or union variable, or None if unknown."""
@@ -51,7 +52,8 @@ class Analysis:
         return None
 
 
-def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
+def analyze(clause: MatchRecognizeClause, input_columns: list, frame: Frame | None = None) -> Analysis:
+    """``frame``: for the pattern recognition of a window (R020): one row per input row."""
     pattern_node = clause.pattern
     pattern = parse_pattern(pattern_node.code, pattern_node.origin)
     var_names = variables(pattern)
@@ -88,12 +90,14 @@ def analyze(clause: MatchRecognizeClause, input_columns: list) -> Analysis:
                     "match per start row; use AFTER MATCH SKIP TO NEXT ROW)", clause.skip or clause)
 
     analysis = Analysis(clause, pattern, var_names, subsets, definitions, semantics, skip,
-                        RowsMode(clause.rows), tuple(input_columns), _timeout(clause), clause.distinct is not None)
+                        RowsMode.WINDOW if frame is not None else RowsMode(clause.rows), tuple(input_columns),
+                        _timeout(clause), clause.distinct is not None, frame)
     for column in clause.partition_by:
         if not isinstance(column, exp.Column) or column.table:
             raise error("PARTITION BY: only column names of the input are supported", column)
         analysis_column(analysis, column)
-    _check_output_names(analysis)
+    if frame is None:  # (a window's measures are not columns: ``name OVER w`` reads them)
+        _check_output_names(analysis)
     exclusion = next((n for n in walk(pattern) if isinstance(n, Exclude)), None)
     if exclusion is not None and analysis.rows is RowsMode.ALL_WITH_UNMATCHED:
         raise MatchRecognizeError("a pattern exclusion {- ... -} cannot be used with ALL ROWS PER MATCH "

@@ -44,6 +44,7 @@ from .typecheck import boolean, typed, zone_checked
 _LONG = Field("", "bigint", '"long"')
 _STRING = Field("", "string", '"string"')
 _BOOLEAN = Field("", "boolean", '"boolean"')
+_INT = Field("", "int", '"integer"')
 
 
 class Within(NamedTuple):
@@ -58,6 +59,7 @@ class Lowered(NamedTuple):
     text: str  # Spark SQL replacing the clause, its input and its alias
     source: str  # the UDTF call in it (streaming: the view): the relation the measures are computed over
     shipped: tuple  # the columns of the precomputed input the engine reads, partition keys first
+    prefix: str = "__mr"  # of the columns the rewrite adds (``Plan.prefix``)
 
 
 def quote(name: str) -> str:
@@ -142,6 +144,12 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
     timeout = timeout or not carry and not kept
     output = [fields[name]._replace(name=name) for name in carry]
     outputs = [Output(OutputKind.CARRY, column=name) for name in carry]
+    if analysis.frame is not None:  # a window's output row: the row it stands for, its slot in a frame
+        for kind, name, field in ((OutputKind.OWNER, owner_column(plan.prefix), _LONG),
+                                  (OutputKind.FRAME_ROW, frame_row_column(plan.prefix), _INT)):
+            if demand is None or name in read:
+                output.append(field._replace(name=name))
+                outputs.append(Output(kind))
     for index, k in enumerate(kept):
         measure, expr, name = plan.atoms[k], atoms[k].expr, plan.atom_name(k)
         if isinstance(expr, Nav):
@@ -172,7 +180,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
         within=window.length if window else None, lookahead=plan.lookahead,
         atoms=tuple(atoms[k] for k in kept), output=tuple(outputs), limits=limits, ansi=ansi,
         timeouts=analysis.timeout is not None, zone=zone, distinct=analysis.distinct,
-        at=position(clause) or (None, None), starts=starts)
+        at=position(clause) or (None, None), starts=starts, frame=analysis.frame)
     output = tuple(output)
     order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
     shipped = _shipped(engine_plan, fields, clause, order, plan.origins)
@@ -183,7 +191,22 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: t
     else:
         source = _call(plan, name, partition, clause, analysis, computed, shipped, starts)
     text = f"(SELECT {', '.join(c.sql for c in columns)} FROM {source}){alias}"
-    return Lowered(name, engine_plan, output, text, source, tuple(shipped))
+    return Lowered(name, engine_plan, output, text, source, tuple(shipped), plan.prefix)
+
+
+def measure_column(prefix: str, k: int) -> str:
+    """A window's (R020) column holding its measure ``k`` (of MEASURES, in order)."""
+    return f"{prefix}_m{k}"
+
+
+def owner_column(prefix: str) -> str:
+    """A window's UDTF column: the partition ordinal of the row an output row stands for."""
+    return f"{prefix}_owner"
+
+
+def frame_row_column(prefix: str) -> str:
+    """A window's UDTF column: 0 for a row itself, k for the k-th row of its match."""
+    return f"{prefix}_frame_row"
 
 
 def timeout_column(plan: Plan) -> str:
@@ -287,11 +310,16 @@ class _Column(NamedTuple):
 def _columns(analysis: Analysis, plan: Plan, partition: list, input_fields: tuple) -> list:
     """The clause's output columns, in order: the partition keys, then under ONE ROW PER MATCH
     the measures; under ALL ROWS the plain ORDER BY columns, the measures, the other input
-    columns."""
+    columns; a window's: the input columns, its measures, its owner and frame row columns."""
     clause = analysis.clause
     plain = lambda name: _Column(name, quote(name), frozenset([name]))
-    measures = [_Column(n, f"{to_spark_sql(e)} AS {quote(n)}", frozenset(c.name for c in e.find_all(exp.Column)))
-                for n, e in plan.measures]
+    measure = lambda name, e: _Column(name, f"{to_spark_sql(e)} AS {quote(name)}",
+                                      frozenset(c.name for c in e.find_all(exp.Column)))
+    if analysis.frame is not None:  # every input column, measure k as ``measure_column``
+        return [plain(f.name) for f in input_fields] + \
+            [measure(measure_column(plan.prefix, k), e) for k, (_, e) in enumerate(plan.measures)] + \
+            [plain(owner_column(plan.prefix)), plain(frame_row_column(plan.prefix))]
+    measures = [measure(n, e) for n, e in plan.measures]
     if analysis.timeout is not None:
         name = timeout_column(plan)
         measures.append(_Column(analysis.timeout, f"{quote(name)} AS {quote(analysis.timeout)}", frozenset([name])))

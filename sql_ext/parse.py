@@ -160,6 +160,7 @@ SparkParser, SparkGenerator = Spark.Parser, Spark.Generator
 from udtf.errors import MatchRecognizeError, line_col
 
 from .calls import AGGREGATES_AS_WRITTEN, AS_WRITTEN
+from .window_syntax import PatternWindow, WindowSyntax, pattern_window_sql
 
 __all__ = [
     "ParseError",
@@ -187,6 +188,7 @@ __all__ = [
     "statement_spans",
     "Verbatim",
     "find_match_recognize",
+    "find_nodes",
     "replace_match_recognize",
     "to_spark_sql",
     "position",
@@ -601,7 +603,7 @@ _INTERVAL_UNITS = {unit + plural for unit in ("NANOSECOND", "MICROSECOND", "MILL
 _SQLGLOT_GENERIC = re.compile(r"Required keyword: '\w+' missing for <class '[\w.]+'>|Invalid expression / Unexpected token")
 
 
-class SparkCepParser(SparkParser):
+class SparkCepParser(WindowSyntax, SparkParser):
     """Spark parser plus MATCH_RECOGNIZE as a table-factor suffix; Spark functions that
     sqlglot would rewrite into others are kept as written (``_as_written``); expressions are
     read with the precedence of Spark's grammar (``_parse_equality`` ... ``_parse_term``)."""
@@ -1018,6 +1020,21 @@ class SparkCepParser(SparkParser):
         if args["semantics"] is not None and self._match(TokenType.DISTINCT):
             args["distinct"] = self.expression(exp.Var(this="DISTINCT"), token=self._prev)
         args["pattern"] = self._parse_mr_pattern()
+        self._parse_mr_after_pattern(args)
+        if not self._match(TokenType.R_PAREN):
+            self._mr_unexpected("')' to close MATCH_RECOGNIZE")
+        body_end = self._prev.end + 1
+
+        args["alias"] = self._parse_table_alias()
+        if self._prev.token_type == TokenType.ALIAS and not (args["alias"] and args["alias"].name):
+            self.raise_error("Expecting a name after AS", self._prev)
+        clause = self.expression(MatchRecognizeClause(**args), token=mr_token)
+        clause.meta["input_end"] = input_end
+        clause.meta["body_end"] = body_end
+        return clause
+
+    def _parse_mr_after_pattern(self, args: dict) -> None:
+        """The clauses after PATTERN into ``args``: WITHIN, WITH TIMEOUT ROWS, SUBSET, DEFINE."""
         if self._match_text_seq("WITHIN"):
             within = self._spanned(self._parse_bitwise) if self._match(TokenType.INTERVAL, advance=False) else None
             if within is None or within.find(exp.Interval) is None:
@@ -1034,17 +1051,6 @@ class SparkCepParser(SparkParser):
             args["subsets"] = self._mr_list(self._parse_mr_subset, "a subset (<name> = (<variables>))")
         if self._match_text_seq("DEFINE"):
             args["define"] = self._mr_list(self._parse_mr_definition, "a definition (<variable> AS <condition>)")
-        if not self._match(TokenType.R_PAREN):
-            self._mr_unexpected("')' to close MATCH_RECOGNIZE")
-        body_end = self._prev.end + 1
-
-        args["alias"] = self._parse_table_alias()
-        if self._prev.token_type == TokenType.ALIAS and not (args["alias"] and args["alias"].name):
-            self.raise_error("Expecting a name after AS", self._prev)
-        clause = self.expression(MatchRecognizeClause(**args), token=mr_token)
-        clause.meta["input_end"] = input_end
-        clause.meta["body_end"] = body_end
-        return clause
 
     def _parse_mr_variable(self) -> exp.Identifier | None:
         tok = self._curr
@@ -1388,6 +1394,7 @@ class SparkCepGenerator(SparkGenerator):
         Classifier: _mr_classifier_sql,
         MatchNumber: _mr_matchnumber_sql,
         Verbatim: _mr_verbatim_sql,
+        PatternWindow: pattern_window_sql,
     }
 
 
@@ -1515,13 +1522,19 @@ def parse_one(sql: str) -> exp.Expr:
 def find_match_recognize(tree: exp.Expr | t.Iterable[exp.Expr]) -> list[MatchRecognizeClause]:
     """All MatchRecognizeClause nodes, innermost first (a clause always precedes any
     clause that contains it), otherwise in source order."""
+    return find_nodes(tree, lambda node: isinstance(node, MatchRecognizeClause))
+
+
+def find_nodes(tree: exp.Expr | t.Iterable[exp.Expr], wanted) -> list[exp.Expr]:
+    """The nodes ``wanted(node)`` accepts, innermost first (a node always precedes any node
+    that contains it), otherwise in source order."""
     roots = [tree] if isinstance(tree, exp.Expr) else list(tree)
-    found: list[MatchRecognizeClause] = []
+    found: list[exp.Expr] = []
     stack: list[tuple[exp.Expr, bool]] = [(root, False) for root in reversed(roots)]
     while stack:
         node, done = stack.pop()
         if done:
-            if isinstance(node, MatchRecognizeClause):
+            if wanted(node):
                 found.append(node)
             continue
         stack.append((node, True))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from udtf import expr as ir
+from udtf.pattern import rows_before
 from udtf.plan import Atom, Comparison, Condition, Lagged, RowsMode, Semantics
 from udtf.sparksql.coercion import literal
 
@@ -66,6 +67,7 @@ class Plan:
     lookahead: int = 0
     prefix: str = "__mr"  # of the columns the rewrite adds: no input column starts with it
     streaming: bool = False  # no window functions on a stream: the engine evaluates PREV / NEXT
+    bounded: bool = False  # a window's frame (R020) bounds PREV / NEXT: the engine evaluates them
 
     def atom_name(self, k: int) -> str:
         return f"{self.prefix}_a{k}"
@@ -106,7 +108,8 @@ def plan(analysis: Analysis, column_types: dict | None = None, streaming: bool =
     """``column_types``: Spark type (simpleString) of each input column, when known;
     ``streaming``: for a streaming input (every precomputed column reads only its own row)."""
     clause = analysis.clause
-    result = Plan(analysis, column_types or {}, prefix=_prefix(analysis.input_columns), streaming=streaming)
+    result = Plan(analysis, column_types or {}, prefix=column_prefix(analysis.input_columns), streaming=streaming)
+    result.bounded = _bounded(result)
     for definition in clause.definitions:
         rules.check(definition.condition, analysis, define=True)
         if definition.until is not None:
@@ -123,7 +126,7 @@ def plan(analysis: Analysis, column_types: dict | None = None, streaming: bool =
     for measure in clause.measures:
         planner = _Planner(result, defining=None)
         result.measures.append((measure.name, planner.measure(measure.this.copy())))
-    if analysis.rows is RowsMode.ALL_WITH_UNMATCHED and result.measures:
+    if analysis.rows in (RowsMode.ALL_WITH_UNMATCHED, RowsMode.WINDOW) and result.measures:
         # every measure of a row that belongs to no match is NULL, whatever its expression
         matched = _Planner(result, defining=None).add_atom(MeasureAtom(Atom(ir.MatchNumber(), True)))
         result.measures = [(name, exp.case().when(exp.not_(matched.copy().is_(exp.null())), e))
@@ -182,7 +185,7 @@ class _Planner:
                     return None
             return exp.column(analysis_column(self.analysis, node), quoted=True)
         if isinstance(node, (Prev, Next)):
-            if self.defining is None or self.plan.streaming or _has_match_state(node.this):
+            if self.defining is None or self.plan.streaming or self.plan.bounded or _has_match_state(node.this):
                 return None
             qualifier = self.labels(node.this)
             if qualifier is not None and not self.current_row_in(qualifier):
@@ -487,7 +490,32 @@ class _Planner:
         return exp.column(self.plan.atom_name(len(self.plan.atoms) - 1), quoted=True)
 
 
-def _prefix(columns) -> str:
+def _bounded(plan_: Plan) -> bool:
+    """Must the engine evaluate PREV and NEXT within a window's frame (R020)?  Not when the
+    frame reaches the partition's end, each row's match starts at the row itself (INITIAL) and
+    every PREV of DEFINE reads a row of the match (at most as many rows back as the defined
+    variable has rows before it): Spark's LAG / LEAD give the same values then."""
+    analysis = plan_.analysis
+    frame = analysis.frame
+    if frame is None:
+        return False
+    if frame.end is not None or frame.seek:
+        return True
+    before = rows_before(analysis.pattern)
+    for name, definition in analysis.definitions.items():
+        planner = _Planner(plan_, defining=analysis.var_names.index(name))
+        for condition in (definition.condition, definition.until):
+            for node in condition.find_all(Prev) if condition is not None else ():
+                argument = _unwrap(node.this)
+                if isinstance(argument, Classifier):  # (the match's own rows: NULL before it either way)
+                    continue
+                if argument.find(First, Last) is not None or not planner.current_row_in(planner.labels(argument)) \
+                        or planner.offset(node) > before.get(name, 0):
+                    return True
+    return False
+
+
+def column_prefix(columns) -> str:
     """``__mr`` (or ``__mr1``, ...): a prefix for the rewrite's own columns that no input column
     (case-insensitively) starts with."""
     taken = [c.lower() for c in columns]

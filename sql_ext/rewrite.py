@@ -14,14 +14,15 @@ from typing import NamedTuple
 from sqlglot import exp
 
 from . import failures, lower, syntax
-from udtf.errors import MatchRecognizeError
 
 from .analyze import analyze, error
-from .catalog import Catalog, spark_message
+from .catalog import Catalog
 from .demand import demanded
-from .parse import (Definition, MatchRecognizeClause, Measure, Verbatim, find_match_recognize, parse,
-                    statement_spans, to_spark_sql)
+from .parse import (Definition, MatchRecognizeClause, Measure, Verbatim, find_nodes, parse, statement_spans,
+                    to_spark_sql)
+from .pattern_window import WindowPass, holds_pattern_window, rewrite_select
 from .plan import plan
+from .spark_errors import checked, culprit
 
 
 class Edit(NamedTuple):
@@ -44,36 +45,55 @@ def rewrite_sql(sql: str, catalog: Catalog) -> tuple[str, list]:
 
 
 def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: list) -> list:
-    """Rewrite each MATCH_RECOGNIZE of ``tree`` (parsed from ``sql``), innermost first: append
-    an ``Edit`` of ``sql`` for each to ``edits`` and put its text in the tree (``Verbatim``);
-    returns ``(clause, lower.Lowered)`` for each."""
-    clauses = find_match_recognize(tree)
-    if clauses:
+    """Rewrite each MATCH_RECOGNIZE of ``tree`` (parsed from ``sql``) and each SELECT with a
+    window with pattern recognition (``pattern_window``), innermost first: append an ``Edit``
+    of ``sql`` for each to ``edits`` and put its text in the tree (``Verbatim``); returns
+    ``(clause, lower.Lowered)`` for each clause, and for each such window (its clause spans
+    the SELECT, its ``text`` is the SELECT's)."""
+    nodes = find_nodes(tree, lambda node: isinstance(node, MatchRecognizeClause) or holds_pattern_window(node))
+    if nodes:
         _reject_persistent_view(tree)
-    for clause in clauses:
+    for clause in nodes:
+        if not isinstance(clause, MatchRecognizeClause):
+            continue
         if clause.find_ancestor(Measure, Definition) is not None:
             raise error("a MATCH_RECOGNIZE cannot stand inside MEASURES or DEFINE", clause.input)
         syntax.check(sql, clause, catalog)
     done = []
-    for clause in clauses:
-        start, end = clause.meta["span"]
-        input_text = _splice(sql, start, clause.meta["input_end"], edits)
-        lowered = rewrite(clause, catalog, input_text, sql[clause.meta["body_end"]:end])
-        edits.append(Edit(start, end, lowered.text))
-        clause.replace(Verbatim(this=lowered.text))
-        done.append((clause, lowered))
+    for node in nodes:
+        if isinstance(node, MatchRecognizeClause):
+            start, end = node.meta["span"]
+            input_text = _splice(sql, start, node.meta["input_end"], edits)
+            lowered = rewrite(node, catalog, input_text, sql[node.meta["body_end"]:end])
+            text, rewritten = lowered.text, [(node, lowered)]
+        else:
+            start, end = node.meta["select_span"]
+            # (the CTEs its FROM sees: the SELECT's own WITH too)
+            text, windows = rewrite_select(node, catalog, rewrite, _enclosing_ctes(node.args.get("from_") or node))
+            for clause, _ in windows:
+                clause.meta["span"] = (start, end)
+            rewritten = [(clause, lowered._replace(text=text)) for clause, lowered in windows]
+        edits.append(Edit(start, end, text))
+        verbatim = Verbatim(this=text)
+        if isinstance(node, MatchRecognizeClause):
+            verbatim.meta["alias"] = node.alias  # (the name a window over its rows qualifies them by)
+        node.replace(verbatim)
+        done += rewritten
     return done
 
 
-def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, alias: str) -> lower.Lowered:
+def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, alias: str,
+            windowed: WindowPass | None = None) -> lower.Lowered:
     """The engine plan and Spark SQL replacing ``clause``, its input (``input_text``) and its
     alias (the user's text after the clause's closing parenthesis); the UDTF is registered in
     ``catalog``.  An error Spark raises while typing a part of the clause is reported at that
-    part of the user's SQL, with Spark's message."""
-    ctes = _enclosing_ctes(clause)
+    part of the user's SQL, with Spark's message.  ``windowed``: the clause is a window's pattern
+    recognition (R020)."""
+    ctes = _enclosing_ctes(clause) if windowed is None else windowed.ctes
     schema = lambda sql: catalog.schema(ctes + sql)
-    input_fields = _checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
-    analysis = analyze(clause, [f.name for f in input_fields])
+    input_fields = windowed.fields if windowed is not None else \
+        checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
+    analysis = analyze(clause, [f.name for f in input_fields], windowed and windowed.frame)
     streaming = getattr(catalog, "streaming", False)
     if not streaming and catalog.is_streaming(ctes + f"SELECT * FROM {input_text}"):
         raise error("the input of MATCH_RECOGNIZE is a streaming relation, which a batch query (spark.sql) cannot "
@@ -83,11 +103,11 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     window = lower.within(analysis, input_fields)
     computed = lower.computed_query(planned, input_text)
     # (with nothing computed, ``computed`` is the input's query)
-    computed_fields = input_fields if not planned.computed else _checked(schema, computed, lambda: _culprit(
+    computed_fields = input_fields if not planned.computed else checked(schema, computed, lambda: culprit(
         schema, ((f"SELECT {to_spark_sql(e)} FROM {input_text}", planned.origins[name])
                  for name, e in planned.computed.items()), clause))
     aggregates = lower.aggregate_query(planned, computed)
-    aggregate_fields = () if aggregates is None else _checked(schema, aggregates, lambda: _culprit(
+    aggregate_fields = () if aggregates is None else checked(schema, aggregates, lambda: culprit(
         schema, ((f"SELECT {to_spark_sql(a.sql)} FROM ({computed})", a.sql) for a in planned.atoms if a.sql is not None),
         clause))
     lowering = (analysis, planned, window, input_fields, computed_fields, aggregate_fields, computed, alias,
@@ -98,42 +118,17 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     else:
         catalog.register(lowered.name, lowered.plan, lowered.output)
     measures = [m.this for m in clause.measures]
-    _checked(schema, f"SELECT * FROM {lowered.text}", lambda: _culprit(
+    checked(schema, f"SELECT * FROM {lowered.text}", lambda: culprit(
         schema, ((f"SELECT {to_spark_sql(e)} FROM {lowered.source}", node)
                  for (_, e), node in zip(planned.measures, measures)), clause))
     failures.remember([*planned.computed.values(), *(e for _, e in planned.measures)])
-    demand = None if streaming else demanded(clause)
+    demand = windowed.demand if windowed is not None else None if streaming else demanded(clause)
     if demand is None:
         return lowered
     # checked whole (as Spark analyses every column of a subquery), run with what is read
     pruned = lower.lower(*lowering, demand=demand)
     catalog.register(pruned.name, pruned.plan, pruned.output)
     return pruned
-
-
-def _checked(schema, sql: str, culprit):
-    """``schema(sql)``; when Spark rejects it, a ``MatchRecognizeError`` with Spark's message at
-    the user's construct ``culprit()`` finds."""
-    try:
-        return schema(sql)
-    except MatchRecognizeError:
-        raise
-    except Exception as e:  # Spark's AnalysisException / ParseException
-        node = culprit()
-        if isinstance(node, MatchRecognizeError):
-            raise node from None
-        raise error(spark_message(e), node) from None
-
-
-def _culprit(schema, parts, fallback):
-    """The first of ``parts`` ((sql, user node)) Spark rejects on its own, as the error to raise;
-    ``fallback`` when each passes alone."""
-    for sql, node in parts:
-        try:
-            schema(sql)
-        except Exception as e:
-            return error(spark_message(e), node)
-    return fallback
 
 
 def _splice(sql: str, start: int, end: int, edits: list) -> str:

@@ -30,9 +30,12 @@ import weakref
 
 from udtf.errors import MatchRecognizeError
 
-from .parse import find_match_recognize, parse
+from .parse import find_match_recognize, find_nodes, parse
 
-_MENTION = re.compile(r"\bMATCH_RECOGNIZE\b", re.IGNORECASE)
+_MENTION = re.compile(r"\bMATCH_RECOGNIZE\b|\bPATTERN\s*\(|\b(MEASURES|SEEK|INITIAL|SUBSET|DEFINE)\b|"
+                      r"\bAFTER\s+MATCH\b", re.IGNORECASE)
+# (a window's row pattern recognition, R020; a statement that mentions none of these is Spark's)
+_CERTAIN = re.compile(r"\bMATCH_RECOGNIZE\b|\bPATTERN\s*\(", re.IGNORECASE)
 _EXPLAIN = re.compile(r"\s*EXPLAIN(?:\s+(?:EXTENDED|CODEGEN|COST|FORMATTED))?\s+", re.IGNORECASE)
 _CONNECT_MODULE = "pyspark.sql.connect.session"
 MARKER = "__sparkcep_p"  # positional marker k becomes the named marker :__sparkcep_p<k>
@@ -79,8 +82,15 @@ def _rewrite(sql: str, spark, args, run) -> tuple:
             return sql, None
         prefix = explain.group(0).strip() + " "
         return prefix + statement, lambda offset: locate(max(0, offset - len(prefix)))
-    trees = parse(sql)
-    if not any(find_match_recognize(tree) for tree in trees):
+    try:
+        trees = parse(sql)
+    except MatchRecognizeError:
+        if _CERTAIN.search(sql):
+            raise
+        return sql, None  # (a word like MEASURES in SQL sqlglot cannot parse: Spark's to judge)
+    from .pattern_window import holds_pattern_window
+
+    if not any(find_match_recognize(tree) or find_nodes(tree, holds_pattern_window) for tree in trees):
         return sql, None
     if spark is None:
         raise RuntimeError("transpile needs a SparkSession: pass spark= or create one first")
@@ -110,7 +120,7 @@ def _locator(user: str, text: str, start: int, done, shifts):
     and ``done`` holds the rewritten clauses (their spans in ``text`` and replacements)."""
     from udtf.errors import line_col
 
-    spans = [(clause.meta["span"][0], clause.meta["span"][1], len(lowered.text)) for clause, lowered in done]
+    spans = {(clause.meta["span"][0], clause.meta["span"][1], len(lowered.text)) for clause, lowered in done}
     outer = sorted(e for e in spans if not any(o != e and o[0] <= e[0] and e[1] <= o[1] for o in spans))
     lead = len(text[start:]) - len(text[start:].lstrip())
 

@@ -48,6 +48,7 @@ def stream(spark, sql: str, args=None):
     not reach."""
     from . import session
     from .parse import find_match_recognize, parse, statement_spans
+    from .window_syntax import PatternWindow
     from .rewrite import rewrite_sql
 
     if session.session_kind(spark) == "connect":
@@ -58,6 +59,10 @@ def stream(spark, sql: str, args=None):
     if len(statement_spans(sql)) != 1:
         raise MatchRecognizeError("stream() takes one SELECT statement")
     trees = parse(sql)
+    window = next((w for tree in trees for w in tree.find_all(PatternWindow)), None)
+    if window is not None:
+        raise error("a window with pattern recognition cannot run on a stream yet: use MATCH_RECOGNIZE "
+                    "(stream() runs one), or the query on a batch input", window.row_pattern)
     clauses = [c for tree in trees for c in find_match_recognize(tree)]
     if len(clauses) != 1:
         raise error("stream() takes a statement with exactly one MATCH_RECOGNIZE"

@@ -9,19 +9,20 @@ from udtf.compile import compile_pattern
 from udtf.match import Conditions, Options, expand, forget, matcher
 from udtf.pattern import parse_pattern, variables
 from udtf.plan import Condition, Limits, Semantics, Skip, SkipMode
-from udtf.rows import Rows
+from udtf.rows import Rows, Unmatched
 
 
 def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None, mode="standard",
                    skip="PAST LAST ROW", skip_to=(), within=None, order=None, unmatched=False,
                    chunks=None, timeouts=False, watermarks=False, distinct=False, error_on_miss=False,
-                   limits=Limits()):
+                   limits=Limits(), frame=None):
     """(matches, variable names) of the engine over rows 0..n-1, fed ``chunks`` rows at a time.
     ``masks[var]`` = per-row booleans of the row-level DEFINE part, ``state[var]`` = a
     match-state expression (udtf.expr IR; variable lists may use names), ``until[var]`` =
     per-row booleans of ``DEFINE var ... UNTIL``, ``columns[name]`` = per-row values.
     ``watermarks``: as a stream does, tell the engine after each chunk that every row to come
-    lies past the last one's ``order`` (which must then be strictly increasing)."""
+    lies past the last one's ``order`` (which must then be strictly increasing).  ``frame``: a
+    window's (``udtf.plan.Frame``, R020): one outcome per row."""
     masks, state, until, columns = masks or {}, state or {}, until or {}, columns or {}
     node = parse_pattern(pattern)
     names = variables(node)
@@ -38,8 +39,9 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
     options = Options(semantics=Semantics(mode),
                       skip=Skip(SkipMode(skip), tuple(index[v] for v in skip_to), ",".join(skip_to),
                                 error_on_miss=error_on_miss),
-                      within=within, unmatched=unmatched, timeouts=timeouts, distinct=distinct, limits=limits)
-    engine = matcher(program, Conditions(define, cond_until, names, rows), options)
+                      within=within, unmatched=unmatched, timeouts=timeouts, distinct=distinct, limits=limits,
+                      frame=frame)
+    engine = matcher(program, Conditions(define, cond_until, names, rows, windowed=frame is not None), options)
     # fed in chunks, the engine also forgets the rows it no longer needs after each chunk, as
     # the UDTF does: match rows are then relative to the first row kept (``dropped`` before it)
     lookback = max((ir.lookback(c.expr) for c in define), default=0)
@@ -62,9 +64,12 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
 
 
 def _moved(matches, shift):
-    """``matches`` with their row indexes moved up by ``shift``."""
-    return [m._replace(start=m.start + shift, end=m.end + shift,
-                       rows=tuple((r + shift, v, x) for r, v, x in m.rows)) for m in matches] if shift else matches
+    """``matches`` (and a window's ``Unmatched`` rows) with their row indexes moved up by ``shift``."""
+    if not shift:
+        return matches
+    return [Unmatched(m.rows + shift) if isinstance(m, Unmatched) else
+            m._replace(start=m.start + shift, end=m.end + shift, rows=tuple((r + shift, v, x) for r, v, x in m.rows),
+                       owner=None if m.owner is None else m.owner + shift) for m in matches]
 
 
 def _indexed(expr, index):

@@ -267,17 +267,59 @@ def standard(pattern, n, conds, skip="PAST LAST ROW", skip_to=(), unmatched=Fals
         elif skip == "TO NEXT ROW":
             start += 1
         elif skip in ("TO FIRST", "TO LAST"):
-            targets = [r for r, v, _ in rows if v in skip_to]
-            if not targets:
-                out.append(("error", "absent"))
-                return out
-            target = targets[0] if skip == "TO FIRST" else targets[-1]
-            if target == start:
-                out.append(("error", "first"))
+            target = _skip_target(rows, start, skip, skip_to)
+            if isinstance(target, tuple):
+                out.append(target)
                 return out
             start = target
         else:
             raise ValueError(skip)
+    return out
+
+
+def _skip_target(rows, start, skip, skip_to):
+    """The row AFTER MATCH SKIP TO FIRST / LAST resumes at, or the standard's error."""
+    targets = [r for r, v, _ in rows if v in skip_to]
+    if not targets:
+        return "error", "absent"
+    target = targets[0] if skip == "TO FIRST" else targets[-1]
+    return ("error", "first") if target == start else target
+
+
+def window_standard(pattern, n, conds, frame_end=None, seek=False, skip="PAST LAST ROW", skip_to=()):
+    """Row pattern recognition in a window (SQL:2016 R020) over rows 0..n-1, as Trino's
+    ``PatternRecognitionPartition``: every row r gets ``("match", r, start, end, rows)`` or
+    ``("unmatched", r)``.  A row skipped by an earlier match is unmatched; otherwise its match
+    is sought within its frame r .. r + ``frame_end`` (None: the partition's end) from r, and
+    with ``seek`` from each later row of the frame until one matches."""
+    node = _parse(pattern)
+    out, skipped = [], -1
+    for r in range(n):
+        if r <= skipped:
+            out.append(("unmatched", r))
+            continue
+        hi = n if frame_end is None else min(n, r + frame_end + 1)
+        matcher = _Std(n, conds, lambda row, hi=hi: row < hi)
+        for start in range(r, hi if seek else r + 1):
+            best = next(matcher.match(node, start, (), False, lambda p, m: iter([(p, m)])), None)
+            if best is not None:
+                break
+        if best is None:
+            out.append(("unmatched", r))
+            skipped = r
+            continue
+        end, rows = best[0] - 1, best[1]
+        out.append(("match", r, start, end, rows))
+        if end < start or skip == "TO NEXT ROW":
+            skipped = r
+        elif skip == "PAST LAST ROW":
+            skipped = end
+        else:
+            target = _skip_target(rows, start, skip, skip_to)
+            if isinstance(target, tuple):
+                out.append(target)
+                return out
+            skipped = target - 1
     return out
 
 

@@ -65,7 +65,7 @@ def test_every_example_names_its_data():
     files = example_files()
     assert {p.stem for p in files} >= {
         "v_shape_ticker", "sase_q1_shoplifting", "sase_q2_contamination", "sase_q3_rising_trend",
-        "flinkcep_ecommerce", "web_funnel", "web_sessions", "sensor_incidents"}
+        "flinkcep_ecommerce", "web_funnel", "web_sessions", "sensor_incidents", "price_runs_window"}
     for path in files:
         text = path.read_text()
         assert text.startswith("--"), path.name
@@ -85,6 +85,20 @@ def test_v_shape_ticker(sess, views):
         ("A", hhmm(6), hhmm(7), hhmm(9), Decimal("7.00"), Decimal("6.00"), Decimal("9.00"), 1, 2),
         ("B", hhmm(0), hhmm(1), hhmm(2), Decimal("5.00"), Decimal("4.00"), Decimal("5.00"), 1, 1),
     ]
+
+
+def test_price_runs_window(sess, views):
+    prices = {"A": [10, 9, 8, 9, 10, 11, 7, 6, 8, 9, 5], "B": [5, 4, 5], "C": [1, 2, 3]}
+    rows = [(s, at(i), Decimal(p), 100 + i) for s, ps in prices.items() for i, p in enumerate(ps)]
+    views("stock_ticks", data.STOCK_SCHEMA, rows)
+    got = run_file(sess, "price_runs_window")
+    none = (None, None, 0, None, None)
+    lows = {"A": [10, 9, 8, 8, 8, 8, 7, 6, 6, 6, 5], "B": [5, 4, 4], "C": [1, 1, 1]}
+    runs = {("A", 0): (hhmm(2), hhmm(5), 6, Decimal("11.00"), 615), ("A", 6): (hhmm(7), hhmm(9), 4, Decimal("9.00"), 430),
+            ("B", 0): (hhmm(1), hhmm(2), 3, Decimal("5.00"), 303)}
+    # symbol, ts, price, the run starting there (bottom, end, ticks, high, volume), the low of 5 ticks
+    assert got == [(s, hhmm(i), Decimal(p), *runs.get((s, i), none), Decimal(lows[s][i]))
+                   for s, ps in prices.items() for i, p in enumerate(ps)]
 
 
 def test_sase_q1_shoplifting(sess, views):

@@ -221,10 +221,12 @@ REFUSED = [  # (SQL over events_live, message, the construct at the error's line
     ("SELECT * FROM events_live MATCH_RECOGNIZE (ORDER BY ts MEASURES A.x AS v PATTERN (A B) DEFINE A AS x > 0) m "
      "JOIN events_live MATCH_RECOGNIZE (ORDER BY ts MEASURES A.x AS w PATTERN (A) DEFINE A AS x > 0) n ON v = w",
      "exactly one MATCH_RECOGNIZE", "MATCH_RECOGNIZE (ORDER BY ts MEASURES A.x AS w"),
+    ("SELECT x, count(*) OVER w FROM events_live WINDOW w AS (ORDER BY ts ROWS BETWEEN CURRENT ROW AND 5 FOLLOWING "
+     "PATTERN (A) DEFINE A AS x > 0)", "window with pattern recognition cannot run on a stream", "ROWS BETWEEN"),
 ]
 
 
-@pytest.mark.parametrize("sql, message, culprit", REFUSED, ids=["order", "desc", "anchor", "loop", "two"])
+@pytest.mark.parametrize("sql, message, culprit", REFUSED, ids=["order", "desc", "anchor", "loop", "two", "window"])
 def test_what_cannot_stream_is_refused(ss, workdir, sql, message, culprit):
     """At analysis, before the query starts, at the user's line:column."""
     script = write_script(f"{workdir}/script.json", SCHEMA, [[["a", T0, 1, 1]]])

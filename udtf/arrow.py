@@ -23,9 +23,9 @@ import pyarrow.compute as pc
 from .emit import Emitter
 from .errors import LimitExceeded, MatchRecognizeError, reported
 from .expr import lookback, type_of
-from .match import Conditions, Options, forget, matcher
+from .match import Conditions, MatchBlock, Options, forget, matcher
 from .plan import EnginePlan, OutputKind, RowsMode
-from .rows import Rows
+from .rows import Match, Rows
 from .sparksql.types import Kind, SqlType, arrow_type, from_arrow, to_arrow
 
 
@@ -56,14 +56,17 @@ class PartitionRunner:
         self.rows = Rows(masks=(*plan.masks, *(d.name for d in plan.derived)), values=[v.name for v in plan.values])
         self.value_types = [(v.name, SqlType.parse(v.type)) for v in plan.values]
         names = plan.program.vars
-        conditions = Conditions(plan.define, plan.until, names, self.rows, plan.ansi, plan.zone)
+        conditions = Conditions(plan.define, plan.until, names, self.rows, plan.ansi, plan.zone,
+                                windowed=plan.frame is not None)
         options = Options(semantics=plan.semantics, skip=plan.skip, within=plan.within,
                           unmatched=plan.rows is RowsMode.ALL_WITH_UNMATCHED,
                           limits=plan.limits, lookahead=plan.lookahead, timeouts=plan.timeouts,
-                          distinct=plan.distinct)
+                          distinct=plan.distinct, frame=plan.frame)
         self.matcher = matcher(plan.program, conditions, options)
         self.emitter = Emitter(plan.atoms, plan.rows, names, self.rows.values, lambda: self.rows.size,
-                               plan.ansi, plan.zone)
+                               plan.ansi, plan.zone, plan.frame)
+        # a window's output also has the rows of each match, for the functions over its frame
+        self.members = any(o.kind is OutputKind.FRAME_ROW for o in plan.output)
         self.atom_types = [SqlType.parse(type_of(a.expr)) for a in plan.atoms]
         self.pending: list = []  # matches of the current partition not yet emitted
         self.derived = {mask.name: mask.comparisons for mask in plan.derived}
@@ -218,19 +221,29 @@ class PartitionRunner:
         sources = pa.concat_arrays([pa.array(chunk, type=pa.int64()) for chunk in emitted.sources])
         if not len(sources):
             return None
+        heads, extra = len(sources), 0
+        if self.members:  # each match's rows after the rows themselves (``frame_rows``)
+            owners, slots, rows = frame_rows(matches, sources.to_numpy())
+            sources, extra = pa.array(rows), len(rows) - heads
         table = pa.Table.from_batches(self.batches)
         columns = []
         for field, output in zip(self.schema, self.plan.output):
             if output.kind is OutputKind.CARRY:
                 column = table.column(output.column).take(sources)
             elif output.kind is OutputKind.TIMED_OUT:
-                column = pa.array([flag for chunk in emitted.timed_out for flag in chunk], type=pa.bool_())
+                column = pa.array([flag for chunk in emitted.timed_out for flag in chunk] + [False] * extra,
+                                  type=pa.bool_())
+            elif output.kind is OutputKind.OWNER:
+                column = pa.array((owners if self.members else sources.to_numpy()) + self.rows.dropped)
+            elif output.kind is OutputKind.FRAME_ROW:
+                column = pa.array(slots)
             elif output.kind is OutputKind.TAKE:
                 index = pa.concat_arrays([chunk if isinstance(chunk, pa.Array) else pa.array(chunk, type=pa.int64())
-                                          for chunk in atoms[output.atom]])
+                                          for chunk in atoms[output.atom]] + [pa.nulls(extra, pa.int64())])
                 column = table.column(output.column).take(index)
             else:
-                column = to_arrow(self.atom_types[output.atom], [v for chunk in atoms[output.atom] for v in chunk])
+                column = to_arrow(self.atom_types[output.atom],
+                                  [v for chunk in atoms[output.atom] for v in chunk] + [None] * extra)
             if isinstance(column, pa.ChunkedArray):
                 column = column.combine_chunks()
             if column.type != field.type:
@@ -245,6 +258,27 @@ def order_numbers(column) -> list:
     if pa.types.is_date(column.type):
         column = pc.cast(column, pa.int32())
     return pc.cast(column, pa.int64()).to_pylist()
+
+
+def frame_rows(matches, heads: np.ndarray) -> tuple:
+    """(owner, slot, row) arrays of a window's output rows: the rows ``heads`` themselves (slot
+    0), then for each match its rows start..end (slots 1, 2, ...) owned by its owner (a
+    block's: its start): a function over the window is computed over the rows of slot > 0 of an
+    owner."""
+    found = [m for m in matches if isinstance(m, Match)]
+    blocks = [b for b in matches if isinstance(b, MatchBlock)]
+    owners = np.concatenate([np.fromiter((m.owner for m in found), dtype=np.int64, count=len(found)),
+                             *(np.asarray(b.starts, dtype=np.int64) for b in blocks)])
+    starts = np.concatenate([np.fromiter((m.start for m in found), dtype=np.int64, count=len(found)),
+                             *(np.asarray(b.starts, dtype=np.int64) for b in blocks)])
+    lengths = np.concatenate([np.fromiter((m.end - m.start + 1 for m in found), dtype=np.int64, count=len(found)),
+                              *(np.asarray(b.lengths, dtype=np.int64) for b in blocks)])
+    first = np.repeat(np.cumsum(lengths) - lengths, lengths)  # index of each row's first in its match
+    slots = np.arange(int(lengths.sum()), dtype=np.int64) - first + 1
+    rows = np.repeat(starts, lengths) + slots - 1
+    return (np.concatenate([heads, np.repeat(owners, lengths)]),
+            np.concatenate([np.zeros(len(heads), dtype=np.int32), slots.astype(np.int32)]),
+            np.concatenate([heads, rows]))
 
 
 _COMPARE = {"=": pc.equal, "<>": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,

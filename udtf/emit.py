@@ -9,7 +9,8 @@ Row shapes: ONE ROW PER MATCH gives one row per match (RUNNING = FINAL there); A
 MATCH gives one row per matched row that is not excluded, an empty match (unless omitted)
 gives one row at its start row, and an unmatched row gives one row with NULL atoms.  A
 timed-out partial match is emitted as a match over its rows so far, MATCH_NUMBER NULL, its
-rows flagged (``Emitted.timed_out``).
+rows flagged (``Emitted.timed_out``).  A window (R020) gives one row per row of the partition:
+its match's as ONE ROW PER MATCH (navigation landing only in the row's frame), or NULL atoms.
 
 As Trino evaluates measures: FIRST(x, n) counts over the whole match even under RUNNING; a
 CLASSIFIER navigation sees every row of the match (NEXT(CLASSIFIER()) is the next row's
@@ -27,7 +28,7 @@ import pyarrow as pa
 from .expr import Agg, Classifier, Fact, FactTable, MatchNumber, Nav, NavMode, facts_of, fold_of, position_fact
 from .match import MatchBlock
 from .plan import RowsMode
-from .rows import Match, MatchKind
+from .rows import Match, MatchKind, Unmatched
 
 
 def _vectorizable(expr) -> bool:
@@ -69,7 +70,7 @@ class Emitter:
     gives the row index it lands on)."""
 
     def __init__(self, atoms, rows_mode: RowsMode, var_names, values: dict, size, ansi: bool = True,
-                 zone: str = "UTC"):
+                 zone: str = "UTC", frame=None):
         needed: dict = {}
         for atom in atoms:
             facts_of(atom.expr, needed)
@@ -80,15 +81,18 @@ class Emitter:
         self.running = [(k, self._atom(a.expr)) for k, a in enumerate(atoms) if not a.final]
         self.final = [(k, self._atom(a.expr)) for k, a in enumerate(atoms) if a.final]
         self.width = len(atoms)
-        self.one_row = rows_mode is RowsMode.ONE
+        self.one_row = rows_mode in (RowsMode.ONE, RowsMode.WINDOW)
+        self.frame = frame  # a window's (``udtf.plan.Frame``): navigation lands in a row's frame
+        self.bounds = (0, 0)  # the rows navigation may land on, for the match being evaluated
         self.omit_empty = rows_mode is RowsMode.ALL_OMIT
         self.atoms = [atom.expr for atom in atoms]
         self.vectorized = all(_vectorizable(expr) for expr in self.atoms)
         self.finals = [a.final for a in atoms]
 
     def emit(self, matches: list) -> Emitted:
-        """The output rows of ``matches`` (``Match`` tuples or ``MatchBlock``s); chunks are
-        python lists, or for navigations possibly Arrow int64 arrays of row indexes."""
+        """The output rows of ``matches`` (``Match`` tuples, ``MatchBlock``s, a window's
+        ``Unmatched`` rows); chunks are python lists or numpy arrays, or for navigations
+        possibly Arrow int64 arrays of row indexes."""
         sources: list = []
         columns: list = [[] for _ in range(self.width)]
         flags: list = []
@@ -103,6 +107,9 @@ class Emitter:
                 plain = []
             if isinstance(item, MatchBlock):
                 parts.append(self._emit_block(item) if self.vectorized else self._emit_plain(item.matches()))
+            elif isinstance(item, Unmatched):  # a window's rows without a match: NULL atoms
+                count = len(item.rows)
+                parts.append((item.rows, [[None] * count] * self.width, [False] * count))
             for more_sources, more_columns, more_flags in parts:
                 sources.append(more_sources)
                 flags.append(more_flags)
@@ -117,7 +124,7 @@ class Emitter:
             flat = list(itertools.chain.from_iterable(m.rows for m in matches))
             lengths = np.fromiter((len(m.rows) for m in matches), dtype=np.int64, count=count)
             return self._emit_arrays(Arrays(
-                [m.start for m in matches], [m.number for m in matches],
+                [m.source for m in matches], [m.number for m in matches],
                 np.fromiter((r[0] for r in flat), dtype=np.int64, count=len(flat)),
                 np.fromiter((r[1] for r in flat), dtype=np.int64, count=len(flat)),
                 np.repeat(np.arange(count), lengths)))
@@ -134,6 +141,7 @@ class Emitter:
         rows, variables, owner = np.append(m.rows, 0), np.append(m.variables, 0), m.owner
         numbers = np.asarray(m.numbers, dtype=np.int64)
         first_of = np.searchsorted(owner, np.arange(count))  # index of each match's first row
+        bounds = self._frames(np.asarray(m.starts, dtype=np.int64)) if self.frame is not None else None
         columns = []
         for expr, final in zip(self.atoms, self.finals):
             running = not self.one_row and not final
@@ -171,7 +179,7 @@ class Emitter:
             if isinstance(expr, Classifier):
                 columns.append(np.where(present, self.names[variables[np.maximum(pick, 0)]], None).tolist())
                 continue
-            columns.append(self._row_indexes(present, rows[np.maximum(pick, 0)] + expr.physical))
+            columns.append(self._row_indexes(present, rows[np.maximum(pick, 0)] + expr.physical, bounds))
         return (m.starts if self.one_row else m.rows), columns, [False] * (count if self.one_row else matched)
 
     def _emit_block(self, block: MatchBlock):
@@ -186,6 +194,7 @@ class Emitter:
         first_row = block.starts[:, None] + np.cumsum(takes, axis=1) - takes
         last_row = first_row + takes - 1
         rows = block.starts if self.one_row else block.rows
+        bounds = self._frames(np.asarray(block.starts, dtype=np.int64)) if self.frame is not None else None
         matches = np.arange(count)
         columns = []
         for expr, final in zip(self.atoms, self.finals):
@@ -218,20 +227,29 @@ class Emitter:
             if isinstance(expr, Classifier):
                 columns.append(np.where(present, self.names[element()], None).tolist())
                 continue
-            columns.append(self._row_indexes(present, pick + expr.physical))
+            columns.append(self._row_indexes(present, pick + expr.physical, bounds))
         return rows, columns, [False] * len(rows)
 
-    def _row_indexes(self, present: np.ndarray, target: np.ndarray) -> pa.Array:
+    def _frames(self, owners):
+        """(lo, hi) of the frames of the rows ``owners`` (a number or an array): the rows
+        navigation in their matches' measures may land on."""
+        size = self.size()
+        if self.frame.end is None:
+            return owners, size
+        return owners, np.minimum(owners + self.frame.end + 1, size)
+
+    def _row_indexes(self, present: np.ndarray, target: np.ndarray, bounds=None) -> pa.Array:
         """The int64 column of row indexes ``target``: NULL where no row is ``present`` or the
-        target lies outside the partition."""
-        valid = present & (target >= 0) & (target < self.size())
+        target lies outside the partition (or ``bounds``: (lo, hi) arrays, the frames)."""
+        lo, hi = (0, self.size()) if bounds is None else bounds
+        valid = present & (target >= lo) & (target < hi)
         return pa.array(target, mask=~valid, type=pa.int64())
 
     # ---- row by row ----------------------------------------------------------------------
     def _atom(self, expr):
         """``fn(row, running, final, number, labels) -> value``: ``running`` / ``final`` are the
         facts up to the output row / of the whole match; ``labels``: row -> variable."""
-        index, names, size = self.table.index, self.var_names, self.size
+        index, names = self.table.index, self.var_names
         if isinstance(expr, MatchNumber):
             return lambda row, running, final, number, labels: number
         if isinstance(expr, Agg):
@@ -252,7 +270,8 @@ class Emitter:
             if found is None:
                 return None
             row = found[0] + physical
-            return row if 0 <= row < size() else None
+            lo, hi = self.bounds
+            return row if lo <= row < hi else None
 
         if isinstance(expr, Classifier):
             def label(row, running, final, number, labels):
@@ -270,6 +289,7 @@ class Emitter:
 
     def _rows(self, match: Match) -> list:
         table, number = self.table, match.number
+        self.bounds = (0, self.size()) if self.frame is None else tuple(map(int, self._frames(match.source)))
         table.match_number = number
         facts, fold = table.initial, table.fold
         if not match.rows:
@@ -280,13 +300,13 @@ class Emitter:
                 atom = self.atoms[k]
                 if isinstance(atom, (MatchNumber, Agg)):
                     values[k] = fn(match.start, facts, facts, number, {})
-            return [OutputRow(match.start, tuple(values))]
+            return [OutputRow(match.source, tuple(values))]
         labels = {row: var for row, var, _ in match.rows}
         if self.one_row:
             for row, var, _ in match.rows:
                 facts = fold(facts, row, var)
             last = match.rows[-1][0]
-            return [OutputRow(match.start, self._evaluate(last, facts, facts, number, labels,
+            return [OutputRow(match.source, self._evaluate(last, facts, facts, number, labels,
                                                           self.running + self.final))]
         states = []
         for row, var, excluded in match.rows:

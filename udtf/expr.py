@@ -340,14 +340,16 @@ def located(error: SparkError, at: Pos) -> MatchRecognizeError:
 
 # ---- compilation -------------------------------------------------------------------------
 class Scope:
-    """Where expressions are evaluated: the partition's columns, its size (navigation past it
-    yields NULL) and the variable names; ``ansi``, ``zone``: those of the fact table."""
+    """Where expressions are evaluated: the partition's columns, the rows navigation may land
+    on (``bounds() -> (lo, hi)``: the partition's rows, or in a window (R020) the current row's
+    frame; elsewhere it yields NULL) and the variable names; ``ansi``, ``zone``: those of the
+    fact table."""
 
-    def __init__(self, facts: FactTable, size):
+    def __init__(self, facts: FactTable, bounds):
         self.facts = facts
         self.columns = facts.columns
         self.var_names = facts.var_names
-        self.size = size
+        self.bounds = bounds
         self.ansi = facts.ansi
         self.zone = facts.zone
 
@@ -490,7 +492,7 @@ def _landing(expr, scope: Scope):
     """``fn(ctx) -> row index`` of a navigation (None outside the partition or when the
     variable set has too few rows)."""
     logical, physical = expr.logical, expr.physical
-    size = scope.size
+    bounds = scope.bounds
     slot = scope.facts.index[position_fact(expr.mode, expr.vars, logical)]
     if not logical:
         def nav(ctx):
@@ -498,7 +500,8 @@ def _landing(expr, scope: Scope):
             if found is None:
                 return None
             target = found[0] + physical
-            return target if 0 <= target < size() else None
+            lo, hi = bounds()
+            return target if lo <= target < hi else None
 
         return nav
     pick = logical if expr.mode is NavMode.FIRST else -1 - logical
@@ -508,7 +511,8 @@ def _landing(expr, scope: Scope):
         if len(rows) <= logical:
             return None
         target = rows[pick][0] + physical
-        return target if 0 <= target < size() else None
+        lo, hi = bounds()
+        return target if lo <= target < hi else None
 
     return deep_nav
 

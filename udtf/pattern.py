@@ -127,6 +127,39 @@ def walk(node):
         yield from walk(child)
 
 
+def min_rows(node) -> int:
+    """The fewest rows ``node`` matches."""
+    if isinstance(node, Var):
+        return 1
+    if isinstance(node, (Seq, Permute)):
+        return sum(min_rows(item) for item in node.items)
+    if isinstance(node, Alt):
+        return min(min_rows(option) for option in node.options)
+    if isinstance(node, Repeat):
+        return node.min * min_rows(node.body)
+    if isinstance(node, Exclude):
+        return min_rows(node.body)
+    return 0  # Empty, Anchor, Neg
+
+
+def rows_before(node, before: int = 0, out: dict | None = None) -> dict:
+    """Variable name -> the fewest rows of a match before a row its condition is evaluated on
+    (mapped to it; for ``~V`` and UNTIL V, considered), ``node`` starting ``before`` rows in."""
+    out = {} if out is None else out
+    if isinstance(node, Var):
+        out[node.name] = min(out.get(node.name, before), before)
+    elif isinstance(node, Seq):
+        for item in node.items:
+            rows_before(item, before, out)
+            before += min_rows(item)
+    else:
+        if isinstance(node, Repeat) and node.until is not None:
+            out[node.until] = min(out.get(node.until, before), before)
+        for child in node.children():  # (each item of a PERMUTE may come first)
+            rows_before(child, before, out)
+    return out
+
+
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)
       | (?P<qname>"(?:[^"]|"")+"|`(?:[^`]|``)+`)

@@ -26,7 +26,7 @@ from .errors import MatchRecognizeError, Pos
 from .program import Program
 from .wire import decode, encode, record
 
-VERSION = 6
+VERSION = 7
 
 
 @record
@@ -50,6 +50,16 @@ class RowsMode(str, Enum):
     ALL_SHOW = "ALL SHOW"
     ALL_OMIT = "ALL OMIT"
     ALL_WITH_UNMATCHED = "ALL WITH UNMATCHED"
+    WINDOW = "WINDOW"  # R020: one row per input row, its match's measures (``Frame``)
+
+
+@record
+class Frame(NamedTuple):
+    """R020's window frame ``ROWS BETWEEN CURRENT ROW AND end FOLLOWING`` (``end`` None:
+    UNBOUNDED FOLLOWING): a row's match lies in its frame and navigation reads no row outside
+    it; ``seek``: SEEK (the match may start at a later row of the frame), else INITIAL."""
+    end: int | None = None
+    seek: bool = False
 
 
 @record
@@ -115,6 +125,8 @@ class OutputKind(str, Enum):
     TAKE = "take"  # an input column at the row a navigation atom lands on
     VALUE = "value"  # the value the engine computed for an atom
     TIMED_OUT = "timed out"  # BOOLEAN: is the row's match a timed-out partial match
+    OWNER = "owner"  # BIGINT (R020): the partition ordinal of the row an output row stands for
+    FRAME_ROW = "frame row"  # INT (R020): 0 for that row itself, k for the k-th row of its match
 
 
 @record
@@ -161,6 +173,7 @@ class EnginePlan(NamedTuple):
     distinct: bool = False  # SEMANTICS FLINKCEP DISTINCT: each distinct match once (not once per run)
     at: Pos = (None, None)  # the clause's MATCH_RECOGNIZE keyword in the user's SQL (a limit's error is there)
     starts: str | None = None  # the column marking each partition's first row (None: the keys are compared)
+    frame: Frame | None = None  # R020 (rows WINDOW): the window frame that bounds each row's match
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "plan": encode(self)}, sort_keys=True)

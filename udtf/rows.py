@@ -13,12 +13,24 @@ class MatchKind(Enum):
 
 class Match(NamedTuple):
     """A match: ``rows`` lists (row, var, excluded) ascending; ``number`` is None unless
-    ``kind`` is MATCH (an unmatched row or a timed-out partial match has no MATCH_NUMBER)."""
+    ``kind`` is MATCH (an unmatched row or a timed-out partial match has no MATCH_NUMBER);
+    ``owner``: in a window (R020), the row the match belongs to (SEEK: it may start later)."""
     number: int | None
     start: int
     end: int  # last row (start - 1 for an empty match)
     rows: tuple
     kind: MatchKind = MatchKind.MATCH
+    owner: int | None = None
+
+    @property
+    def source(self) -> int:
+        """The row an output row of the match stands for (ONE ROW PER MATCH, a window)."""
+        return self.start if self.owner is None else self.owner
+
+
+class Unmatched(NamedTuple):
+    """Rows of a window (R020) whose match is none: ``rows``, an int64 array."""
+    rows: object
 
 
 class Rows:

@@ -470,6 +470,14 @@ def _condition_reductions(e: qg.Expr):
 
 
 def query_reductions(q: qg.Query):
+    if isinstance(q, qg.WindowQuery):
+        for i in range(len(q.calls)):
+            if len(q.calls) > 1:
+                yield q.replace(calls=q.calls[:i] + q.calls[i + 1:])
+        if q.frame_end is not None:
+            yield q.replace(frame_end=None)
+        if q.search:
+            yield q.replace(search="")
     for i in range(len(q.measures)):
         yield q.replace(measures=q.measures[:i] + q.measures[i + 1:])
     for i, (e, n) in enumerate(q.measures):
@@ -585,6 +593,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--tables", type=int, default=24)
     ap.add_argument("--extended", action="store_true")
+    ap.add_argument("--windows", action="store_true", help="row pattern recognition in a window (R020) instead")
     ap.add_argument("--minimize", type=int, default=20, help="minimize at most this many unexpected cases")
     ap.add_argument("--out", default="-", help="report file (default stdout)")
     ap.add_argument("--batch", type=int, default=60)
@@ -603,7 +612,7 @@ def main(argv=None) -> int:
         TIER_SPARK_CONF.apply(spark)
         runner = Runner(SparkEngine(spark, batch=args.batch), TrinoEngine(srv))
         gen = qg.Generator(args.seed, extended=args.extended)
-        tables, queries = gen.corpus(args.queries, args.tables)
+        tables, queries = (gen.window_corpus if args.windows else gen.corpus)(args.queries, args.tables)
         runner.load(tables)
         cases = []
         for start in range(0, len(queries), 300):

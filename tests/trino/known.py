@@ -12,6 +12,7 @@ non-standard; sparkcep stays as it is).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -163,6 +164,24 @@ KNOWN: list[Known] = [
         rows=[row(1), row(2, s="a")],
         kind="rows",
         check=lambda c: _expect(c, spark=[(None, None)], trino=[("a", "a")]),
+    ),
+    Known(
+        id="trino-window-frame-literal",
+        verdict="Trino deviates",
+        reason=("Trino 476 fails with an internal error (GENERIC_INTERNAL_ERROR: "
+                "java.lang.UnsupportedOperationException) on a window function over a window with "
+                "pattern recognition whose frame is ROWS BETWEEN CURRENT ROW AND n FOLLOWING when the "
+                "integer literal n also stands in its MEASURES or DEFINE ('2 FOLLOWING ... DEFINE A AS "
+                "x > 2'); with another frame end, or a measure alone, the query runs."),
+        matches=lambda q, c: isinstance(q, qg.WindowQuery) and bool(q.frame_end) and
+        (c is None or c.kind == "trino-raises") and re.search(
+            rf"\b{q.frame_end}\b", " ".join(e.render("trino") for e in [m for m, _ in q.measures] +
+                                             [d for _, d in q.defines])) is not None,
+        query=qg.WindowQuery(table="", partition=False, pattern=PQuant(PVar("A"), "+"), frame_end=2,
+                             defines=[("A", Op(">", Raw("x"), Raw("2")))],
+                             calls=[(qg.Over(Func("COUNT", [Raw("*")])), "f0")]),
+        rows=[row(1, x=3), row(2, x=4)],
+        kind="trino-raises",
     ),
     Known(
         id="sparkcep-accepts-no-define",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import random
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -433,7 +434,16 @@ class Query:
     tags: frozenset = frozenset()          # generator notes (e.g. "extended")
 
     def render(self, dialect: str, table_ref: str | None = None) -> str:
-        src = table_ref or (self.table if dialect == "spark" else f"memory.default.{self.table}")
+        parts = self.clauses(dialect, [ROWS_MODES[self.rows]] if self.rows else [], [])
+        return f"SELECT * FROM {self.source(dialect, table_ref)} MATCH_RECOGNIZE (\n  " + "\n  ".join(parts) + \
+            "\n) AS mr"
+
+    def source(self, dialect: str, table_ref: str | None = None) -> str:
+        return table_ref or (self.table if dialect == "spark" else f"memory.default.{self.table}")
+
+    def clauses(self, dialect: str, output: list, search: list) -> list:
+        """PARTITION BY ... DEFINE, with ``output`` (a rows mode or a frame) after MEASURES and
+        ``search`` (INITIAL / SEEK) after AFTER MATCH SKIP."""
         parts = []
         if self.partition:
             parts.append("PARTITION BY p")
@@ -443,18 +453,18 @@ class Query:
                 for c, desc, nf in self.order))
         if self.measures:
             parts.append("MEASURES " + ", ".join(f"{e.render(dialect)} AS {n}" for e, n in self.measures))
-        if self.rows:
-            parts.append(ROWS_MODES[self.rows])
+        parts += output
         skip = {"past": "PAST LAST ROW", "next": "TO NEXT ROW"}.get(self.skip[0])
         if skip is None:
             skip = {"first": "TO FIRST ", "last": "TO LAST ", "to": "TO "}[self.skip[0]] + self.skip[1]
         parts.append("AFTER MATCH SKIP " + skip)
+        parts += search
         parts.append("PATTERN (" + self.pattern.render() + ")")
         if self.subsets:
             parts.append("SUBSET " + ", ".join(f"{n} = ({', '.join(m)})" for n, m in self.subsets))
         if self.defines:
             parts.append("DEFINE " + ", ".join(f"{v} AS {e.render(dialect)}" for v, e in self.defines))
-        return f"SELECT * FROM {src} MATCH_RECOGNIZE (\n  " + "\n  ".join(parts) + "\n) AS mr"
+        return parts
 
     def replace(self, **kw) -> "Query":
         return dataclasses.replace(self, **kw)
@@ -480,6 +490,48 @@ class Query:
 
     def pattern_nodes(self):
         return list(pat_walk(self.pattern))
+
+
+@dataclass
+class Over(Expr):
+    """``fn OVER w``: a measure (``Raw`` name) or a function over the window ``w``.  A Spark
+    ARRAY_AGG over an empty frame is ``[]`` where Trino's is NULL (known ``spark-array-agg``):
+    Trino's rendering is ``coalesce(ARRAY_AGG(..) OVER w, ARRAY[])``."""
+    fn: Expr
+
+    def render(self, dialect):
+        if isinstance(self.fn, ArrayAgg):
+            call = f"ARRAY_AGG({self.fn.arg.render(dialect)}) OVER w"
+            return call if dialect == "spark" else f"coalesce({call}, ARRAY[])"
+        return f"{self.fn.render(dialect)} OVER w"
+
+    def children(self):
+        return [self.fn]
+
+
+@dataclass
+class WindowQuery(Query):
+    """``SELECT id, <calls> FROM t WINDOW w AS (...)``: row pattern recognition in a window
+    (R020).  ``calls``: (an ``Over`` expression, its column name); the window's frame is ``ROWS
+    BETWEEN CURRENT ROW AND`` ``frame_end`` rows FOLLOWING (None: UNBOUNDED FOLLOWING);
+    ``search``: "", "INITIAL" or "SEEK".  ``rows`` is not rendered (one row per input row)."""
+    rows: str = ""
+    frame_end: int | None = None
+    search: str = ""
+    calls: list[tuple[Expr, str]] = field(default_factory=list)
+
+    def render(self, dialect: str, table_ref: str | None = None) -> str:
+        end = "CURRENT ROW" if self.frame_end == 0 else \
+            f"{'UNBOUNDED' if self.frame_end is None else self.frame_end} FOLLOWING"
+        parts = self.clauses(dialect, [f"ROWS BETWEEN CURRENT ROW AND {end}"], [self.search] if self.search else [])
+        items = ["id"] + [f"{e.render(dialect)} AS {n}" for e, n in self.calls]
+        return f"SELECT {', '.join(items)} FROM {self.source(dialect, table_ref)}\nWINDOW w AS (\n  " + \
+            "\n  ".join(parts) + "\n)"
+
+    def exprs(self):
+        yield from super().exprs()
+        for e, _ in self.calls:
+            yield from walk(e)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -871,6 +923,95 @@ class Generator:
         return Query(table=table, pattern=pattern, partition=partition, order=order, measures=measures,
                      rows=rows, skip=skip, subsets=subsets, defines=defines,
                      tags=frozenset({"extended"}) if self.extended else frozenset())
+
+    def window_function(self) -> Expr:
+        """A function over a window with pattern recognition, with arguments on which both
+        engines give one answer (see ``wide_aggregate``)."""
+        r = self.rng
+        roll = r.random()
+        if roll < 0.2:
+            return Over(Func("COUNT", [Raw("*")]))
+        if roll < 0.55:
+            fn = r.choice(BASIC_AGGS)
+            col = r.choice(["x", "k", "y"] if fn in ("SUM", "AVG") else COLUMN_NAMES)
+            return Over(Func(fn, [Raw(col)]))
+        if roll < 0.65:
+            return Cast(Over(Func("AVG", [Raw("d")])), "decimal(5,2)")
+        if roll < 0.85:
+            fn = r.choice(["FIRST_VALUE", "LAST_VALUE", "NTH_VALUE"])
+            args = [Raw(r.choice(["x", "s", "id", "dt", "d"]))] + ([Raw(str(r.randint(1, 3)))] if fn == "NTH_VALUE" else [])
+            return Over(Func(fn, args))
+        agg = self.wide_aggregate(None)
+        if isinstance(agg, Func) and agg.name == "ROUND":  # ROUND(STDDEV(x) OVER w, 6)
+            return Func("ROUND", [Over(agg.args[0]), agg.args[1]])
+        if isinstance(agg, Func) and agg.name in ("ANY_VALUE", "ARBITRARY") or \
+                any(isinstance(n, Func) and n.name in ("MATCH_NUMBER", "CLASSIFIER") for n in walk(agg)):
+            return Over(Func("COUNT", [Raw("x")]))
+        return Over(agg)
+
+    def window_query(self, table: str) -> WindowQuery:
+        """A window with pattern recognition (R020) and measures and functions read over it."""
+        r = self.rng
+        nvars = r.choice([1, 2, 2, 3, 3, 4])
+        self.partitioned = partition = r.random() < 0.7
+        while True:  # (anchors are refused in a window, by both engines: rare)
+            pattern = self.pattern(nvars)
+            if r.random() < 0.02 or not any(isinstance(n, PAnchor) for n in pat_walk(pattern)):
+                break
+        pvars = pattern_vars(pattern) or ["A"]
+        if not pattern_vars(pattern):
+            pattern = PSeq([pattern, PQuant(PVar("A"), "*")])
+        subsets: list[tuple[str, list[str]]] = []
+        if len(pvars) >= 2 and r.random() < 0.3:
+            subsets = [("U", sorted(r.sample(pvars, r.randint(1, min(3, len(pvars))))))]
+        snames = [n for n, _ in subsets]
+        measures = []
+        for i in range(r.choice([0, 1, 1, 2, 3])):
+            while True:  # (MATCH_NUMBER() is refused in a window, by both engines: rare)
+                m = self.measure(pvars, snames, "one")
+                if r.random() < 0.02 or not any(isinstance(n, Func) and n.name == "MATCH_NUMBER" for n in walk(m)):
+                    break
+            measures.append((m, f"m{i}"))
+        defines = []
+        for v in pvars:
+            if r.random() < 0.85:
+                defines.append((v, self.condition(v, [o for o in pvars if o != v], snames)))
+        if not defines:  # DEFINE is mandatory in a window (both engines)
+            v = r.choice(pvars)
+            defines.append((v, self.condition(v, [o for o in pvars if o != v], snames)))
+        r.shuffle(defines)
+        skip_roll = r.random()
+        skip: tuple = ("past",) if skip_roll < 0.55 else ("next",) if skip_roll < 0.92 else \
+            (r.choice(["first", "last", "to"]), r.choice(pvars + snames))
+        order = [("id", False, False)]
+        if r.random() < 0.15:
+            order = [(r.choice(["x", "s", "y", "k"]), r.random() < 0.5, r.random() < 0.5), ("id", r.random() < 0.5, False)]
+        # each measure read or not (an unread one is not computed), and some functions
+        calls = [(Over(Raw(n)), n) for _, n in measures if r.random() < 0.8]
+        calls += [(self.window_function(), f"f{i}") for i in range(r.choice([0, 1, 1, 2, 3]) if calls else r.randint(1, 3))]
+        return WindowQuery(table=table, pattern=pattern, partition=partition, order=order, measures=measures,
+                           skip=skip, subsets=subsets, defines=defines,
+                           frame_end=self.frame_end(" ".join(e.render("trino") for e in [m for m, _ in measures] +
+                                                              [d for _, d in defines])),
+                           search=r.choice(["", "", "INITIAL", "SEEK", "SEEK"]), calls=calls,
+                           tags=frozenset({"window"}))
+
+    def frame_end(self, clauses: str) -> int | None:
+        """Rows after the current one in a window's frame (None: UNBOUNDED FOLLOWING).  An n
+        written in ``clauses`` (the rendered MEASURES and DEFINE) is rare: Trino 476 fails on
+        functions over a frame ending at n FOLLOWING then (known ``trino-window-frame-literal``)."""
+        r = self.rng
+        taken = {int(n) for n in re.findall(r"\b\d+\b", clauses)}
+        ends = [None, None, None, 0, 1, 2, 3, 4, 6]
+        end = r.choice(ends)
+        if end in taken and r.random() > 0.03:
+            end = r.choice([e for e in ends if e not in taken])
+        return end
+
+    def window_corpus(self, n_queries: int, n_tables: int = 24, prefix: str = "trw"):
+        """(tables, window queries): as ``corpus``, for row pattern recognition in a window."""
+        tables = self.tables(n_tables, prefix)
+        return tables, [self.window_query(self.rng.choice(tables).name) for _ in range(n_queries)]
 
     def corpus(self, n_queries: int, n_tables: int = 24, prefix: str = "trq") -> tuple[list[Table], list[Query]]:
         tables = self.tables(n_tables, prefix)

@@ -6,6 +6,8 @@
   entry of ``known.KNOWN`` explains, with the first few minimized to a repro; a query Trino
   stops at its time limit is not compared (``trino-timeout`` in the outcomes).  The full
   report goes to ``.trino/last-report.txt``.
+* ``test_generated_window_corpus``: the same over SPARKCEP_TRINO_WINDOW_QUERIES (default 400)
+  generated queries of row pattern recognition in a window (R020; ``.trino/last-window-report.txt``).
 * ``test_known_disagreement``: each known entry's repro still disagrees the recorded way
   (pinned: once sparkcep is fixed the test fails, so the entry gets removed).
 * ``test_fixed_disagreement``: each disagreement found and fixed (``known.AGREED``) agrees.
@@ -26,6 +28,7 @@ from server import TRINO_DIR
 pytestmark = [pytest.mark.trino, pytest.mark.slow]
 
 N_QUERIES = int(os.environ.get("SPARKCEP_TRINO_QUERIES", "2000"))
+N_WINDOW_QUERIES = int(os.environ.get("SPARKCEP_TRINO_WINDOW_QUERIES", "400"))
 SEED = int(os.environ.get("SPARKCEP_TRINO_SEED", "20261124"))
 EXTENDED = os.environ.get("SPARKCEP_TRINO_EXTENDED") == "1"
 MINIMIZE = int(os.environ.get("SPARKCEP_TRINO_MINIMIZE", "3"))
@@ -33,9 +36,20 @@ MINIMIZE = int(os.environ.get("SPARKCEP_TRINO_MINIMIZE", "3"))
 
 @pytest.mark.timeout(3600)
 def test_generated_corpus(runner):
-    t0 = time.monotonic()
     gen = qg.Generator(SEED, extended=EXTENDED)
-    tables, queries = gen.corpus(N_QUERIES, 24)
+    _campaign(runner, *gen.corpus(N_QUERIES, 24), SEED, "last-report.txt")
+
+
+@pytest.mark.timeout(3600)
+def test_generated_window_corpus(runner):
+    """Row pattern recognition in a window (R020): SPARKCEP_TRINO_WINDOW_QUERIES (default 400)."""
+    gen = qg.Generator(SEED, extended=EXTENDED)
+    _campaign(runner, *gen.window_corpus(N_WINDOW_QUERIES, 24), SEED, "last-window-report.txt")
+
+
+def _campaign(runner, tables, queries, seed, report):
+    t0 = time.monotonic()
+    runner.stats.clear()
     runner.load(tables)
     cases = []
     for start in range(0, len(queries), 300):
@@ -52,7 +66,7 @@ def test_generated_corpus(runner):
             c = harness.minimize(runner, c)
         reports.append(c.report())
     summary = [
-        f"{len(cases)} queries (seed {SEED}, extended={EXTENDED}) in {elapsed:.0f} s "
+        f"{len(cases)} queries (seed {seed}, extended={EXTENDED}) in {elapsed:.0f} s "
         f"({1000 * elapsed / max(1, len(cases)):.0f} ms per query, both engines)",
         f"outcomes: {dict(runner.stats)}",
         f"known disagreements: {dict(Counter(c.known for c in bad if c.known))}",
@@ -61,9 +75,9 @@ def test_generated_corpus(runner):
         f"unexpected disagreements: {len(unexpected)}",
     ]
     TRINO_DIR.mkdir(parents=True, exist_ok=True)
-    (TRINO_DIR / "last-report.txt").write_text("\n".join(summary) + "\n\n" + ("\n\n" + "=" * 80 + "\n").join(reports))
+    (TRINO_DIR / report).write_text("\n".join(summary) + "\n\n" + ("\n\n" + "=" * 80 + "\n").join(reports))
     print("\n".join(summary))
-    assert len(cases) == N_QUERIES
+    assert len(cases) == len(queries)
     assert not unexpected, (
         "\n".join(summary) + "\n\nunexpected disagreements with Trino (full list in .trino/last-report.txt; "
         "first ones minimized):\n\n" + ("\n\n" + "=" * 80 + "\n").join(reports[:MINIMIZE or 3]))

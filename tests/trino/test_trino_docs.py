@@ -1,4 +1,5 @@
-"""The documentation's standard MATCH_RECOGNIZE examples, checked by a second engine (Trino).
+"""The documentation's standard MATCH_RECOGNIZE (and window pattern recognition) examples,
+checked by a second engine (Trino).
 
 Collected: every ```sql block of README.md and docs/*.md, and every sql_examples/*.sql.  Those
 using FlinkCEP-only syntax (``->``, ``~``, UNTIL, WITHIN, SEMANTICS, NO SKIP, possessive
@@ -19,6 +20,7 @@ from server import REPO_ROOT, load_table
 
 pytestmark = [pytest.mark.trino]
 
+WINDOW_PATTERN = re.compile(r"\bPATTERN\s*\(", re.I)  # row pattern recognition in a window (R020)
 FLINKCEP_ONLY = re.compile(r"->|~|\bUNTIL\b|\bWITHIN\b|\bSEMANTICS\b|\bNO\s+SKIP\b|[*+?}]\+", re.I)
 # smaller instances of sql_examples/data.py's tables (keyword arguments of the generators)
 SIZES = {"stock_ticks": {"symbols": 3, "ticks": 150}, "clicks": {"users": 60},
@@ -37,7 +39,7 @@ def collect():
             found.append((f"{md.relative_to(REPO_ROOT)}#{i}", _strip_comments(block)))
     for f in sorted((REPO_ROOT / "sql_examples").glob("*.sql")):
         found.append((str(f.relative_to(REPO_ROOT)), _strip_comments(f.read_text())))
-    return [(name, sql) for name, sql in found if "MATCH_RECOGNIZE" in sql.upper()]
+    return [(name, sql) for name, sql in found if "MATCH_RECOGNIZE" in sql.upper() or WINDOW_PATTERN.search(sql)]
 
 
 EXAMPLES = collect()

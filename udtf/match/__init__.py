@@ -11,6 +11,9 @@ Tiers, fastest first (each falls back to the next where its assumptions fail):
   semantics, PAST LAST ROW / TO NEXT ROW, no WITHIN, no unmatched rows: numpy over the start
   rows, one row per step (the Pike VM decides what it cannot);
 * ``standard.StandardMatcher``: standard semantics on the Pike VM;
+* ``window.WindowMatcher``: a window's (R020) one outcome per row, on the Pike VM; where no
+  condition navigates back and the frame is each row's rest of the partition, searched from
+  the row itself (INITIAL), the tiers above with ``window.RowOutcomes``;
 * ``flinkcep.FlinkMatcher``: FlinkCEP semantics on the Pike VM.
 """
 from __future__ import annotations
@@ -25,13 +28,21 @@ from .lanes import LONG, LaneMatcher, lane_program
 from .runs import MatchBlock, RunMatcher, RunsMatcher, expand
 from .standard import StandardMatcher
 from .vm import Machine
+from .window import RowOutcomes, WindowMatcher, reads_back
 
 __all__ = ["Conditions", "MatchBlock", "Matcher", "Options", "expand", "forget", "matcher"]
 
 
 def matcher(program: Program, conditions: Conditions, options: Options):
     """The matcher for ``program`` over ``conditions.rows``."""
+    frame = options.frame
+    if frame is not None and frame.end is None and not frame.seek and not reads_back(conditions):
+        # the matches of MATCH_RECOGNIZE, each its start row's; navigation in the whole partition
+        conditions.frame[:] = [0, float("inf")]
+        return RowOutcomes(matcher(program, conditions, options._replace(frame=None)))
     machine = Machine(program, conditions, options.semantics, options.within)
+    if frame is not None:
+        return WindowMatcher(machine, conditions, options)
     if options.semantics is Semantics.FLINKCEP:
         return FlinkMatcher(machine, options)
     masks = None if machine.stateful or options.timeouts else dfa_masks(program, conditions)

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import NamedTuple
 
 from ..errors import LimitExceeded, MatchRecognizeError
-from ..plan import LIMIT_CONFS, Limits, Semantics, Skip, SkipMode
+from ..plan import LIMIT_CONFS, Frame, Limits, Semantics, Skip, SkipMode
 from ..rows import Rows
 
 
@@ -21,6 +21,7 @@ class Options(NamedTuple):
     limits: Limits = Limits()
     lookahead: int = 0  # rows past the current one that DEFINE or MEASURES may read (NEXT)
     distinct: bool = False  # FLINKCEP DISTINCT: a match that several runs produce is reported once
+    frame: Frame | None = None  # a window's (R020): one outcome per row (``match.window``)
 
 
 @contextmanager

@@ -37,15 +37,21 @@ class Conditions:
     """The conditions of each variable (``udtf.plan.Condition``s; a variable without one is
     TRUE), the folds their match-state expressions read, and the rows they read them from."""
 
-    def __init__(self, define, until, var_names, rows: Rows, ansi: bool = True, zone: str = "UTC"):
+    def __init__(self, define, until, var_names, rows: Rows, ansi: bool = True, zone: str = "UTC",
+                 windowed: bool = False):
         self.define = {c.var: c for c in define}
         self.until = {c.var: c for c in until}
         needed: dict = {}
         for condition in (*define, *until):
             if condition.expr is not None:
                 facts_of(condition.expr, needed)
-        self.table = FactTable(list(needed), rows.values, var_names, ansi, zone)
-        self.scope = Scope(self.table, lambda: rows.size)
+        self.table = table = FactTable(list(needed), rows.values, var_names, ansi, zone)
+        # navigation lands in the partition, or in a window (R020) in the frame of the row whose
+        # match is sought: [frame[0], frame[1]), set by the matcher for each attempt
+        self.frame = [0, 0]
+        frame = self.frame
+        self.scope = Scope(table, (lambda: (frame[0], min(frame[1], rows.size))) if windowed else
+                           (lambda: (0, rows.size)))
         self.rows = rows
 
     def of(self, literal):

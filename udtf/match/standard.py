@@ -62,10 +62,13 @@ class StandardMatcher(Matcher):
                 if self._scan(out) is False:
                     return
                 self._begin(self.start)
-            limit, window = self._limit(), self.options.within is not None
+            limit, window, bound = self._limit(), self.options.within is not None, self._bound()
             steps_limit, match_rows = self.options.limits.steps_per_start, self.options.limits.match_rows
             while self.threads:
                 row = self.pos
+                if bound is not None and row >= bound:  # the rows this start may read end here
+                    self._close(self.threads)
+                    break
                 if row >= limit:
                     if not self.finished:
                         if not self.closed(self.start):
@@ -100,6 +103,11 @@ class StandardMatcher(Matcher):
                 self._decide(out, None, ())
             else:
                 self._decide(out, best[0], machine.rows_of(best[1]))
+
+    def _bound(self) -> int | None:
+        """The row before which the current start's runs end as at the partition's end (a
+        window's frame, ``match.window``); None: the partition's end."""
+        return None
 
     def _scan(self, out):
         """Decide starts from ``self.start`` on without the VM, where a faster tier can (see
