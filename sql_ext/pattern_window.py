@@ -68,6 +68,24 @@ class _Window:
     calls: list = field(default_factory=list)
 
 
+def window_clauses(select: exp.Select) -> list:
+    """The pattern recognition of each window with it that ``select`` writes, as a
+    MATCH_RECOGNIZE clause of copies of the user's nodes (for ``syntax.check``)."""
+    specs = [w for w in select.args.get("windows") or [] if isinstance(w, PatternWindow)]
+    specs += [n for n in _own(select) if isinstance(n, PatternWindow) and n.arg_key != "windows"]
+    clauses = []
+    for spec in specs:
+        pattern = spec.row_pattern
+        clause = MatchRecognizeClause(
+            partition_by=[k.copy() for k in spec.args.get("partition_by") or []],
+            order=[o.copy() for o in (spec.args["order"].expressions if spec.args.get("order") else [])],
+            measures=[m.copy() for m in pattern.measures], within=_copy(pattern, "within"),
+            define=[d.copy() for d in pattern.definitions] or None)
+        clause.meta.update(pattern.meta)
+        clauses.append(clause)
+    return clauses
+
+
 def holds_pattern_window(node) -> bool:
     """Is ``node`` a SELECT with a window with pattern recognition, or a measure call?"""
     return isinstance(node, exp.Select) and any(isinstance(n, PatternWindow) or is_measure_call(n) for n in _own(node))

@@ -20,7 +20,7 @@ from .catalog import Catalog
 from .demand import demanded
 from .parse import (Definition, MatchRecognizeClause, Measure, Verbatim, find_nodes, parse, statement_spans,
                     to_spark_sql)
-from .pattern_window import WindowPass, holds_pattern_window, rewrite_select
+from .pattern_window import WindowPass, holds_pattern_window, rewrite_select, window_clauses
 from .plan import plan
 from .spark_errors import checked, culprit
 
@@ -55,6 +55,8 @@ def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: l
         _reject_persistent_view(tree)
     for clause in nodes:
         if not isinstance(clause, MatchRecognizeClause):
+            for window in window_clauses(clause):
+                syntax.check(sql, window, catalog)
             continue
         if clause.find_ancestor(Measure, Definition) is not None:
             raise error("a MATCH_RECOGNIZE cannot stand inside MEASURES or DEFINE", clause.input)

@@ -193,7 +193,12 @@ class WindowSyntax:
     def _parse_pattern_window(self, this, alias: bool):
         """``(`` consumed: the rest of a window specification with pattern recognition."""
         name = self._parse_id_var(any_token=False, tokens=self.WINDOW_ALIAS_TOKENS)
-        partition, order = self._parse_partition_and_order()
+        partition, order = [], None  # (each key with its span: ``syntax.check`` reads them as written)
+        if self._match(TokenType.PARTITION_BY):
+            partition = self._mr_list(lambda: self._spanned(self._parse_disjunction), "a PARTITION BY expression")
+        if self._match(TokenType.ORDER_BY):
+            keys = self._mr_list(lambda: self._spanned(self._parse_ordered), "an ORDER BY key")
+            order = self.expression(exp.Order(expressions=keys))
         frame_token = self._curr
         measures = None
         if self._match_text_seq("MEASURES"):

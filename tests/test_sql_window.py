@@ -238,6 +238,11 @@ ERRORS = [
     ("window in the specification", "(ORDER BY sum(x) OVER (ORDER BY o) ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING "
                                     "PATTERN (A) DEFINE A AS true)",
      "Cannot nest window functions or row pattern measures inside window specification", "sum(x) OVER"),
+    # the window's Spark expressions are read by Spark's parser (sql_ext.syntax), as MATCH_RECOGNIZE's
+    ("Spark's syntax in DEFINE", "(ORDER BY o ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING PATTERN (A) DEFINE A AS x > > 1)",
+     "[PARSE_SYNTAX_ERROR] Syntax error at or near '>'.", "> 1)"),
+    ("Spark's syntax in MEASURES", "(ORDER BY o MEASURES () AS m ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING PATTERN (A) "
+                                   "DEFINE A AS true)", "[PARSE_SYNTAX_ERROR] Syntax error at or near ')'.", ") AS m"),
     ("clauses out of order", "(ORDER BY o ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING PATTERN (A) SEEK "
                              "DEFINE A AS true)",
      "SEEK is out of order or repeated in a window with pattern recognition", "SEEK"),
