@@ -322,7 +322,7 @@ def test_order_by_nulls_are_sparks(series):
 def test_ignore_nulls_filter_and_within_group(series):
     view(series, "gaps", "o int, x int", [(1, None), (2, 5), (3, 6), (4, None)])
     assert rows(series, """SELECT o, first_value(x) IGNORE NULLS OVER w, first_value(x) OVER w,
-                                  last_value(x IGNORE NULLS) OVER w
+                                  last_value(x) IGNORE NULLS OVER w
                            FROM gaps WINDOW w AS (ORDER BY o ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING
                                                   PATTERN (A+) DEFINE A AS true)
                            ORDER BY o""") == [(1, 5, None, 6), (2, None, None, None), (3, None, None, None),
