@@ -809,9 +809,14 @@ def test_the_sqlglot_methods_the_dialect_extends_exist():
     exist in the installed sqlglot, or the override would silently never run."""
     from sql_ext.parse import SparkCepGenerator, SparkCepParser
 
-    parser, generator = SparkCep.Parser.__mro__[1], SparkCep.Generator.__mro__[1]
-    ours = ("_parse_mr_", "_parse_match_recognize_", "_parse_level", "_parse_shift")  # the dialect's own
-    overrides = [name for name in vars(SparkCepParser) if name.startswith("_parse_") and not name.startswith(ours)]
+    from sql_ext.window_syntax import WindowSyntax
+
+    parser = next(c for c in SparkCep.Parser.__mro__ if c.__module__.startswith("sqlglot."))
+    generator = SparkCep.Generator.__mro__[1]
+    ours = ("_parse_mr_", "_parse_match_recognize_", "_parse_level", "_parse_shift",  # the dialect's own
+            "_parse_pattern_window", "_parse_frame", "_parse_window_pattern", "_parse_call_modifiers")
+    overrides = [name for cls in (SparkCepParser, WindowSyntax) for name in vars(cls)
+                 if name.startswith("_parse_") and not name.startswith(ours)]
     assert "_parse_table" in overrides and "_parse_function_call" in overrides
     for name in [*overrides, "raise_error", "reset", "FUNCTIONS", "TYPE_LITERAL_PARSERS",
                  "TEXT_MATCH_EXCLUDED_TOKENS", "ID_VAR_TOKENS"]:
