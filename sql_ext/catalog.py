@@ -89,7 +89,9 @@ class SparkCatalog:
         return self.run(sql, self.args).isStreaming
 
     def syntax_error(self, sql: str) -> tuple | None:
-        from pyspark.errors import ParseException
+        """Spark's parse error of ``sql`` (message, offset), else None; None too in a Spark
+        Declarative Pipelines definition, which refuses EXPLAIN (analysis still checks the SQL)."""
+        from pyspark.errors import AnalysisException, ParseException
 
         explain = "EXPLAIN " + sql  # (runs at once; what analysis finds is its result's text, not raised)
         try:
@@ -97,6 +99,9 @@ class SparkCatalog:
         except ParseException as e:
             at = _offset(e, explain)
             return spark_message(e), None if at is None else max(0, at - len("EXPLAIN "))
+        except AnalysisException as e:
+            if e.getCondition() != "UNSUPPORTED_PIPELINE_SPARK_SQL_COMMAND":
+                raise
         return None
 
     def ansi(self) -> bool:
