@@ -170,13 +170,13 @@ KNOWN: list[Known] = [
         verdict="Trino deviates",
         reason=("Trino 476 fails with an internal error (GENERIC_INTERNAL_ERROR: "
                 "java.lang.UnsupportedOperationException) on a window function over a window with "
-                "pattern recognition whose frame is ROWS BETWEEN CURRENT ROW AND n FOLLOWING when the "
-                "integer literal n also stands in its MEASURES or DEFINE ('2 FOLLOWING ... DEFINE A AS "
-                "x > 2'); with another frame end, or a measure alone, the query runs."),
-        matches=lambda q, c: isinstance(q, qg.WindowQuery) and bool(q.frame_end) and
-        (c is None or c.kind == "trino-raises") and re.search(
-            rf"\b{q.frame_end}\b", " ".join(e.render("trino") for e in [m for m, _ in q.measures] +
-                                             [d for _, d in q.defines])) is not None,
+                "pattern recognition when an integer literal of the frame (ROWS BETWEEN CURRENT ROW AND n "
+                "FOLLOWING) or of a window function's arguments (NTH_VALUE(x, n)) also stands in its "
+                "MEASURES or DEFINE ('2 FOLLOWING ... DEFINE A AS x > 2', 'NTH_VALUE(x, 1) OVER w ... "
+                "DEFINE D AS COUNT(D.*) > 1'); otherwise the same queries run."),
+        matches=lambda q, c: isinstance(q, qg.WindowQuery) and (c is None or c.kind == "trino-raises") and
+        bool(_window_literals(q) & _literals(" ".join(e.render("trino") for e in [m for m, _ in q.measures] +
+                                                      [d for _, d in q.defines]))),
         query=qg.WindowQuery(table="", partition=False, pattern=PQuant(PVar("A"), "+"), frame_end=2,
                              defines=[("A", Op(">", Raw("x"), Raw("2")))],
                              calls=[(qg.Over(Func("COUNT", [Raw("*")])), "f0")]),
@@ -227,6 +227,16 @@ AGREED: list[Agreed] = [
         rows=[row(1), row(2), row(3)],
     ),
 ]
+
+
+def _literals(text: str) -> set:
+    return set(re.findall(r"\b\d+\b", text))
+
+
+def _window_literals(q) -> set:
+    """The integer literals of a window query's frame end and of its window functions' arguments."""
+    calls = " ".join(e.render("trino") for e, _ in q.calls if isinstance(e, qg.Over) and isinstance(e.fn, Func))
+    return _literals(calls) | ({str(q.frame_end)} if q.frame_end else set())
 
 
 def classify(query: Query, case=None) -> str | None:
