@@ -110,7 +110,7 @@ def _spark_error(e: Exception, sql: str, placed: bool) -> MatchRecognizeError | 
         return None
     if not isinstance(e, PySparkException):
         return None
-    from .rewrite import spark_message
+    from .catalog import spark_message
 
     worker = _WORKER_ERROR.findall(str(e)) if type(e).__name__ == "PythonException" else []
     message = f"{worker[-1][0]}: {worker[-1][1]}" if worker else spark_message(e)
@@ -122,9 +122,8 @@ def _spark_error(e: Exception, sql: str, placed: bool) -> MatchRecognizeError | 
         starts = []
     if starts:
         return MatchRecognizeError(message, *line_col(sql, starts[0]))
-    at = _PARSER_POSITION.search(message)  # a syntax error: Spark's parser gives line and 0-based pos
-    if at:
-        message = (message[:at.start()] + message[at.end():]).rstrip(" .") + "."
+    at = _PARSER_POSITION.search(str(e))  # a syntax error: Spark's parser gives line and 0-based pos
+    if at:  # (spark_message has taken it out of the message)
         return MatchRecognizeError(message, int(at.group(1)), int(at.group(2)) + 1)
     return MatchRecognizeError(message)
 
