@@ -89,3 +89,12 @@ def test_every_registered_aggregate_matches_spark(mr_spark, ansi):
         print("  MISMATCH", *m, sep="\n    ")
     assert outcome.cases > 1000 and outcome.report.aggregates > 10000
     assert not outcome.typing and not outcome.library and not outcome.report.mismatches
+
+
+def test_collect_list_and_collect_set_of_a_void_column(mr_spark):
+    """Spark types them ARRAY<VOID> without NULLs (its collections skip NULLs): empty arrays."""
+    sql = """SELECT * FROM VALUES (1, NULL), (2, NULL) AS t(o, v) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES collect_list(v) AS l, collect_set(v) AS s, array_agg(v) FILTER (WHERE o > 1) AS f
+        PATTERN (A+) DEFINE A AS true) m"""
+    assert rows(mr_spark, sql) == [([], [], [])]
+

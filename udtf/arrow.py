@@ -305,6 +305,23 @@ def spark_arrow_schema(struct) -> pa.Schema:
     return to_arrow_schema(struct)
 
 
+def _void_nullable(t):
+    """The pyspark DataType ``t`` with every NULL-typed element, map value and struct field
+    declared nullable: Spark types ``collect_list`` over a VOID column ARRAY<VOID> without
+    NULLs (it skips them), which Arrow cannot declare (a null-typed field is always nullable)."""
+    from pyspark.sql.types import ArrayType, MapType, NullType, StructField, StructType
+
+    if isinstance(t, StructType):
+        return StructType([StructField(f.name, _void_nullable(f.dataType),
+                                       f.nullable or isinstance(f.dataType, NullType), f.metadata) for f in t.fields])
+    if isinstance(t, ArrayType):
+        return ArrayType(_void_nullable(t.elementType), t.containsNull or isinstance(t.elementType, NullType))
+    if isinstance(t, MapType):
+        return MapType(_void_nullable(t.keyType), _void_nullable(t.valueType),
+                       t.valueContainsNull or isinstance(t.valueType, NullType))
+    return t
+
+
 def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False):
     """An ``arrow_udtf`` running ``plan``; ``return_type`` is the Spark StructType of its output;
     ``connect``: for a Spark Connect session (else a classic one).
@@ -317,6 +334,7 @@ def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False):
         from pyspark.sql.connect.functions import arrow_udtf
     else:
         from pyspark.sql.functions import arrow_udtf
+    return_type = _void_nullable(return_type)
     plan_json = plan.to_json()
     schema_json = return_type.json()
 
