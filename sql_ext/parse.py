@@ -146,6 +146,7 @@ import re
 import typing as t
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import groupconcat_sql
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel
 from sqlglot.errors import ParseError as _SqlglotParseError
@@ -1376,6 +1377,10 @@ class SparkCepGenerator(SparkGenerator):
     def _mr_verbatim_sql(self, e: Verbatim) -> str:
         return e.this
 
+    def _listagg_sql(self, e: exp.GroupConcat) -> str:
+        """``listagg(x)`` as written: sqlglot adds a ',' delimiter, Spark's default is none."""
+        return groupconcat_sql(self, e, sep=None)
+
     TRANSFORMS = {
         **SparkGenerator.TRANSFORMS,
         MatchRecognizeClause: _mr_matchrecognizeclause_sql,
@@ -1394,6 +1399,7 @@ class SparkCepGenerator(SparkGenerator):
         Classifier: _mr_classifier_sql,
         MatchNumber: _mr_matchnumber_sql,
         Verbatim: _mr_verbatim_sql,
+        exp.GroupConcat: _listagg_sql,
         PatternWindow: pattern_window_sql,
     }
 

@@ -98,3 +98,17 @@ def test_collect_list_and_collect_set_of_a_void_column(mr_spark):
         PATTERN (A+) DEFINE A AS true) m"""
     assert rows(mr_spark, sql) == [([], [], [])]
 
+
+def test_listagg_of_binary_values(mr_spark):
+    """BINARY values join as BINARY, as Spark's GROUP BY joins them."""
+    view(mr_spark, "bins", "o int, b binary", [(1, b"\x01"), (2, None), (3, b"\xff\x00")])
+    got = rows(mr_spark, """SELECT * FROM bins MATCH_RECOGNIZE (ORDER BY o
+        MEASURES listagg(b) AS j PATTERN (A+) DEFINE A AS true) m""")
+    assert got == rows(mr_spark, "SELECT listagg(b) FROM bins") == [(b"\x01\xff\x00",)]
+
+
+def test_listagg_without_a_delimiter_joins_with_none(mr_spark):
+    """In MEASURES and in the query around MATCH_RECOGNIZE (which the rewrite re-emits)."""
+    view(mr_spark, "strs", "o int, s string", [(1, "a"), (2, "b"), (3, "c")])
+    assert rows(mr_spark, """SELECT listagg(s), max(j) FROM strs MATCH_RECOGNIZE (ORDER BY o
+        MEASURES listagg(s) AS j ALL ROWS PER MATCH PATTERN (A+) DEFINE A AS true) m""") == [("abc", "abc")]
