@@ -1025,7 +1025,9 @@ def _agg_same(case: AggCase, a, b) -> bool:
         # a DISTINCT floating aggregate adds its values in Spark's hash order: the last bits, or
         # where the order decides an overflow, the value may differ
         huge = not all(math.isfinite(v) and abs(v) < 1e300 for v in (a, b))
-        return S.same(a, b) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) or huge
+        # (``scale``: the arguments' magnitude, for a result that cancels, e.g. an intercept)
+        tolerance = 1e-12 * max(1.0, getattr(case, "scale", 0.0))
+        return S.same(a, b) or math.isclose(a, b, rel_tol=1e-9, abs_tol=tolerance) or huge
     return S.same(a, b)
 
 

@@ -73,13 +73,12 @@ def test_a_refused_aggregate_is_an_error_at_its_call(name):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="open disagreements (2026-11-26, no_ansi run: 1844 cases, 87072 library values): "
-                   "regr_intercept(DISTINCT y, x) bits, and MATCH_RECOGNIZE measures to triage", strict=False)
 @pytest.mark.parametrize("ansi", [True, False], ids=["ansi", "no_ansi"])
 def test_every_registered_aggregate_matches_spark(mr_spark, ansi):
-    """Every registered aggregate, every way to call it over every type (``aggregate_support``):
-    typed as Spark's analyzer types it, its values (the library's folds and MATCH_RECOGNIZE's
-    RUNNING / FINAL measures and DEFINE) and errors those of Spark's window / GROUP BY."""
+    """Every registered aggregate over every type it accepts (``aggregate_support.sample``; every
+    way to call it with ``SPARKCEP_AGGREGATES_FULL=1``): typed as Spark's analyzer types it, its
+    values (the library's folds and MATCH_RECOGNIZE's RUNNING / FINAL measures and DEFINE) and
+    errors those of Spark's window / GROUP BY."""
     from tests import aggregate_support as A
     outcome = A.run(mr_spark, ansi, f"20261126-{ansi}")
     print(f"\n{outcome.summary()}")
@@ -87,7 +86,7 @@ def test_every_registered_aggregate_matches_spark(mr_spark, ansi):
         print("  MISMATCH", *m)
     for m in outcome.report.mismatches[:40]:
         print("  MISMATCH", *m, sep="\n    ")
-    assert outcome.cases > 1000 and outcome.report.aggregates > 10000
+    assert outcome.cases > 500 and outcome.report.aggregates > 20000
     assert not outcome.typing and not outcome.library and not outcome.report.mismatches
 
 
