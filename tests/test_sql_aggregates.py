@@ -102,8 +102,8 @@ def test_listagg_of_binary_values(mr_spark):
     """BINARY values join as BINARY, as Spark's GROUP BY joins them."""
     view(mr_spark, "bins", "o int, b binary", [(1, b"\x01"), (2, None), (3, b"\xff\x00")])
     got = rows(mr_spark, """SELECT * FROM bins MATCH_RECOGNIZE (ORDER BY o
-        MEASURES listagg(b) AS j PATTERN (A+) DEFINE A AS true) m""")
-    assert got == rows(mr_spark, "SELECT listagg(b) FROM bins") == [(b"\x01\xff\x00",)]
+        MEASURES listagg(b) AS j, listagg(b, NULL) AS n PATTERN (A+) DEFINE A AS true) m""")
+    assert got == rows(mr_spark, "SELECT listagg(b), listagg(b, NULL) FROM bins") == [(b"\x01\xff\x00",) * 2]
 
 
 def test_listagg_without_a_delimiter_joins_with_none(mr_spark):

@@ -1079,7 +1079,9 @@ def signature(name: str, args: Sequence[Arg], ansi: bool) -> Signature:
         if not isinstance(arg, Literal):
             raise SparkAnalysisError("DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
                                      f"the `{param.name}` of `{name}` must be a constant")
-        if not (arg.type == param.constant or arg.type.is_void or (param.constant.is_numeric and arg.type.is_numeric)):
+        # (a STRING constant may be BINARY: listagg's delimiter, whose kind its own rule matches)
+        if not (arg.type == param.constant or arg.type.is_void or (param.constant.is_numeric and arg.type.is_numeric)
+                or param.constant.is_string and arg.type.kind is Kind.BINARY):
             raise _mismatch(name, arg.type, f"a {str(param.constant).upper()} {param.name}")
     return agg.types(agg.name, args, ansi)
 
