@@ -527,12 +527,13 @@ def _datetime_arith(f: str, l: SqlType, r: SqlType, ansi: bool) -> Signature | N
             w = _tightest(l, r, ansi)
             return Signature((w, w), DAY_TIME)
         # BinaryArithmeticWithDatetimeResolver: (_, DATE) is SubtractDates and a timestamp on
-        # either side SubtractTimestamps, the other side (a string) cast implicitly
+        # either side SubtractTimestamps, the other side (a string) cast implicitly -- a string
+        # beside a timestamp only under ANSI (without it Spark refuses TIMESTAMP - STRING)
         if l.is_string and r.kind is K.DATE:
             return Signature((DATE, r), SqlType(K.DAY_TIME_INTERVAL, start=0, end=0))
-        if l.is_string and r.is_timestamp:
+        if ansi and l.is_string and r.is_timestamp:
             return Signature((r, r), DAY_TIME)
-        if l.is_timestamp and r.is_string:
+        if ansi and l.is_timestamp and r.is_string:
             return Signature((l, l), DAY_TIME)
         if l.kind is K.DATE and not r.is_interval:
             return _date_add_sig("date_sub", l, r, ansi)

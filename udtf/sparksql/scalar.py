@@ -275,6 +275,10 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool, zone: str):
         # Cast.canCast: TIMESTAMP_NTZ has no cast from or to numbers and booleans (both modes)
         raise SparkAnalysisError("DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
                                  f'cannot cast "{str(src).upper()}" to "{str(dst).upper()}"')
+    if ansi and sk in (Kind.DATE, Kind.TIMESTAMP) and (dk is Kind.BOOLEAN or (sk is Kind.DATE and dst.is_numeric)):
+        # Cast.canAnsiCast (ANSI CAST and every TRY_CAST): no DATE / TIMESTAMP to BOOLEAN, no DATE to numbers
+        raise SparkAnalysisError("DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
+                                 f'cannot cast "{str(src).upper()}" to "{str(dst).upper()}"')
     if dk is Kind.STRING:
         return _null_safe(to_string_fn(src, ansi, zone))
     if sk is Kind.STRING:
