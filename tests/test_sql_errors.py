@@ -381,13 +381,18 @@ CAST_FAILS = '[CAST_INVALID_INPUT] The value \'{}\' of the type "STRING" cannot 
     (dict(measures="CAST(LAST(A.k) AS INT) AS x"), "CAST(LAST(A.k) AS INT)", "a"),  # over the engine's atom
     (dict(define="B AS CAST(A.k AS INT) > p"), "CAST(A.k AS INT)", "a"),  # match state: the engine computes it
 ])
-def test_run_time_errors_name_the_users_construct(series, parts, needle, value):
+def test_run_time_errors_name_the_users_construct(spark, series, parts, needle, value):
     """An error of the running query (ANSI's: spark.sql.ansi.enabled is on) is one message at the
     user's line:column: Spark's, without the generated SQL, or the engine's, without a worker's
     traceback."""
     sql = query(**parts)
-    with pytest.raises(MatchRecognizeError) as info:
-        series.sql(sql).collect()
+    before = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", "true")  # (whatever a test before left)
+    try:
+        with pytest.raises(MatchRecognizeError) as info:
+            series.sql(sql).collect()
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)
     assert info.value.message.startswith(CAST_FAILS.format(value)), info.value.message
     assert (info.value.line, info.value.column) == at(sql, needle)
     assert "__mr" not in info.value.message and "Traceback" not in info.value.message
