@@ -593,6 +593,21 @@ def _as_written(name: str, counts: tuple | None, otherwise):
     return build
 
 
+def _any_arity(name: str, builder):
+    """``builder`` for a call Spark's parser reads with any number of arguments (its analysis
+    checks the count): where sqlglot's builder cannot take them (``map(1)``: an IndexError,
+    ``date_trunc()``: a ValueError), the call as written, for analysis to refuse."""
+    def build(args, dialect):
+        try:
+            try:
+                return builder(args)
+            except TypeError:
+                return builder(args, dialect=dialect)
+        except (IndexError, TypeError, ValueError):
+            return exp.Anonymous(this=name, expressions=args)
+    return build
+
+
 def _collate(parser, this, name):
     collate = parser.expression(exp.Collate(this=this, expression=name))
     parser._normalize_collate(collate)
@@ -609,12 +624,12 @@ class SparkCepParser(WindowSyntax, SparkParser):
     sqlglot would rewrite into others are kept as written (``_as_written``); expressions are
     read with the precedence of Spark's grammar (``_parse_equality`` ... ``_parse_term``)."""
 
-    FUNCTIONS = {
+    FUNCTIONS = {name: _any_arity(name, builder) for name, builder in {
         **SparkParser.FUNCTIONS,
         **{name.upper(): _as_written(name.upper(), counts, SparkParser.FUNCTIONS[name.upper()])
            for name, counts in AS_WRITTEN.items() if name.upper() in SparkParser.FUNCTIONS},
         **{name.upper(): _as_written(name.upper(), None, None) for name in AGGREGATES_AS_WRITTEN},
-    }
+    }.items()}
     FUNCTION_PARSERS = {name: parser for name, parser in SparkParser.FUNCTION_PARSERS.items()
                         if name.lower() not in AGGREGATES_AS_WRITTEN}
 

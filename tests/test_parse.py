@@ -824,3 +824,12 @@ def test_the_sqlglot_methods_the_dialect_extends_exist():
     for name in ("cast_sql", "TRANSFORMS"):
         assert name in vars(SparkCepGenerator) and hasattr(generator, name), \
             f"sqlglot {sqlglot.__version__}: Generator.{name} is gone"
+
+
+@pytest.mark.parametrize("call", ["map(1)", "map(1, 2, 3)", "date_trunc()"])
+def test_calls_sqlglot_cannot_build_are_read_as_written(call):
+    """Spark's parser reads a call with any argument count (its analysis checks it): a count
+    sqlglot's builder cannot take is kept as written, not a crash in the parser."""
+    c = mr(f"PATTERN (A+) DEFINE A AS {call} IS NULL")
+    node = c.definitions[0].condition.this
+    assert isinstance(node, exp.Anonymous) and node.sql(dialect=SparkCep).lower() == call
