@@ -36,6 +36,9 @@ EXPRESSIONS = [
     "{ts} IN ({s}, {d})",
     # the difference of two TIMESTAMPs is that of their wall clocks in the session zone
     "{ts} - CAST({s} AS TIMESTAMP)", "{ts} - {d}", "{d} - {ts}", "{n} - CAST({d} AS TIMESTAMP_NTZ)",
+    # ... but a TIMESTAMP_NTZ beside it makes both wall clocks (one in a gap stays there)
+    "{n} - {ts}", "{ts} - {n}", "{n} - {d}", "{d} - {n}",
+    "greatest({n}, {ts})", "coalesce({n}, {ts})", "{n} > {ts}", "CASE WHEN {n} > {ts} THEN {n} ELSE {ts} END",
     # year-month interval literals are engine literals (Arrow cannot carry them as columns)
     "{ts} + INTERVAL '1' MONTH", "{ts} - INTERVAL '1' MONTH", "{ts} - INTERVAL '1-2' YEAR TO MONTH",
     "{n} + INTERVAL 2 MONTHS", "{d} + INTERVAL '-3' YEAR", "{ts} + INTERVAL '1' MONTH > {s}",

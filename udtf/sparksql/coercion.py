@@ -24,7 +24,7 @@ from typing import Sequence
 
 from .errors import SparkAnalysisError
 from .types import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, MAX_PRECISION, STRING,
-                       TIMESTAMP, VOID, Kind, SqlType, decimal, DAY_TIME)
+                       TIMESTAMP, TIMESTAMP_NTZ, VOID, Kind, SqlType, decimal, DAY_TIME)
 
 __all__ = ["Literal", "Signature", "literal", "decimal_for", "wider_decimal", "adjust_precision_scale",
            "implicit_cast", "common_type", "comparison_type"]
@@ -524,7 +524,9 @@ def _datetime_arith(f: str, l: SqlType, r: SqlType, ansi: bool) -> Signature | N
         if l.kind is K.DATE and r.kind is K.DATE:
             return Signature((l, r), SqlType(K.DAY_TIME_INTERVAL, start=0, end=0))
         if l.is_datetime and r.is_datetime:
-            w = _tightest(l, r, ansi)
+            # SubtractTimestamps of two types: both sides as TIMESTAMP_NTZ when either is one (a
+            # wall clock stays one, even in a gap of the session zone), else as TIMESTAMP
+            w = TIMESTAMP_NTZ if K.TIMESTAMP_NTZ in (l.kind, r.kind) else TIMESTAMP
             return Signature((w, w), DAY_TIME)
         # BinaryArithmeticWithDatetimeResolver: (_, DATE) is SubtractDates and a timestamp on
         # either side SubtractTimestamps, the other side (a string) cast implicitly -- a string
