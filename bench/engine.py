@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from udtf.compile import compile_pattern
-from sql_ext.typecheck import typed
+from sql_ext.compiler.typecheck import typed
 from udtf import expr as ir
 from udtf.match import Conditions, MatchBlock, Options, matcher
 from udtf.pattern import parse_pattern, variables

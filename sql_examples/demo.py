@@ -13,7 +13,7 @@
    them MATCH_RECOGNIZE) and checks the view against the same query run here;
 7. runs the dbt project in ``sql_examples/dbt`` in-process (``dbt_run.py``, ``dbt run``).
 
-Spark logs warnings that are real problems only (``sql_ext/log4j2.properties``).
+Spark logs warnings that are real problems only (``sql_ext/spark/log4j2.properties``).
 
 All tables are external Delta tables under ``--output`` (default
 ``<repo>/.spark-warehouse/demo``) written with overwrite semantics, so running the demo

@@ -93,7 +93,7 @@ class QueryShape:
 
 
 def analyze_query(spark, sql: str) -> QueryShape:
-    from sql_ext.parse import MatchNumber, find_match_recognize, parse_one, to_spark_sql
+    from sql_ext.compiler.parse import MatchNumber, find_match_recognize, parse_one, to_spark_sql
 
     tree = parse_one(sql.strip().rstrip(";"))
     clauses = find_match_recognize(tree)

@@ -1,7 +1,7 @@
 """Local SparkSession for tests, the demo and benchmarks.
 
 ``get_spark()`` builds (or returns the already running) local SparkSession with
-Delta Lake enabled and Arrow turned on, logging as ``sql_ext/log4j2.properties`` says
+Delta Lake enabled and Arrow turned on, logging as ``sql_ext/spark/log4j2.properties`` says
 (warnings that are real problems only).  The Delta jars come from the project-local
 ``.jars/`` folder that ``make jars`` fills from Maven Central, so starting a session needs
 no network.  ``SPARKCEP_JARS_DIR`` overrides the folder; ``SPARKCEP_DELTA=0`` starts the
@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-LOG4J2 = REPO_ROOT / "sql_ext" / "log4j2.properties"
+LOG4J2 = REPO_ROOT / "sql_ext" / "spark" / "log4j2.properties"
 
 
 def jars_dir() -> Path:

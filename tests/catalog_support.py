@@ -1,4 +1,4 @@
-"""A ``sql_ext.catalog.Catalog`` without Spark, for tests of the rewrite that need no JVM.
+"""A ``sql_ext.compiler.catalog.Catalog`` without Spark, for tests of the rewrite that need no JVM.
 
 Schemas come from a table of DDL strings; the types of computed columns are sqlglot's guess
 (``annotate_types``), which is close enough for tests of analysis, planning and lowering but
@@ -13,7 +13,7 @@ import sqlglot
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from sql_ext.catalog import Field
+from sql_ext.compiler.catalog import Field
 from udtf.plan import Limits
 
 _JSON = {"int": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte", "string": "string",

@@ -2,8 +2,8 @@
 
 Match-state expressions are written with ``agg``, ``call``, ``col``, ``lit`` and ``nav`` (untyped
 ``udtf.expr`` records, variables by name or index) and typed for the engine as the rewrite
-would type them (``sql_ext.typecheck``), columns holding Python ints being bigint."""
-from sql_ext.typecheck import typed
+would type them (``sql_ext.compiler.typecheck``), columns holding Python ints being bigint."""
+from sql_ext.compiler.typecheck import typed
 from udtf import expr as ir
 from udtf.compile import compile_pattern
 from udtf.match import Conditions, Options, expand, forget, matcher

@@ -1,13 +1,13 @@
-"""Which output columns of a MATCH_RECOGNIZE its statement reads (``sql_ext.demand``), and the
+"""Which output columns of a MATCH_RECOGNIZE its statement reads (``sql_ext.compiler.demand``), and the
 rewrite computing and carrying only those: no Spark (the results: test_sql_statements.py)."""
 from __future__ import annotations
 
 import pytest
 
 from catalog_support import StaticCatalog
-from sql_ext.demand import demanded
-from sql_ext.parse import find_match_recognize, parse
-from sql_ext.rewrite import rewrite_sql
+from sql_ext.compiler.demand import demanded
+from sql_ext.compiler.parse import find_match_recognize, parse
+from sql_ext.compiler.rewrite import rewrite_sql
 from udtf.plan import OutputKind
 
 MR = """t MATCH_RECOGNIZE (

@@ -78,7 +78,7 @@ def test_workers_without_numpy_are_refused_with_what_to_set(spark, tmp_path, mon
     """A venv used without activating it leaves pyspark's workers on a ``python3`` that lacks
     numpy: the probe of a local master's workers names the interpreter and PYSPARK_PYTHON instead
     of letting the query die in a worker with ``No module named 'numpy'``."""
-    from sql_ext import shipping
+    from sql_ext.spark import shipping
 
     bare = tmp_path / "bare"
     venv.EnvBuilder(with_pip=False).create(bare)  # no site-packages of ours: no numpy, no pyarrow

@@ -1,13 +1,13 @@
 """The function registry (``udtf.sparksql.functions``) and sql_ext's mapping from sqlglot's nodes
-to it (``sql_ext.calls``) agree: every name the mapping produces is registered, every registered
+to it (``sql_ext.compiler.calls``) agree: every name the mapping produces is registered, every registered
 function is reached by some node, and the functions kept as written parse as written."""
 from __future__ import annotations
 
 import pytest
 from sqlglot import exp
 
-from sql_ext import calls
-from sql_ext.parse import parse
+from sql_ext.compiler import calls
+from sql_ext.compiler.parse import parse
 from udtf.sparksql import functions
 
 
@@ -50,7 +50,7 @@ def test_trim_with_characters_is_not_a_registered_call():
     assert calls.call(_expression("TRIM(BOTH 'x' FROM s)")) is None
 
 
-# ---- aggregates: sql_ext.rules.aggregate_call maps nodes to the aggregate registry -------------
+# ---- aggregates: sql_ext.compiler.rules.aggregate_call maps nodes to the aggregate registry -------------
 
 def _aggregate_calls():
     from udtf.sparksql import aggregates
@@ -65,7 +65,7 @@ def _aggregate_calls():
 def test_every_registered_aggregate_is_reached_with_its_arguments_in_order(registered, name, n):
     """Whatever node sqlglot makes of ``name(a0, ..., DISTINCT?)``, ``aggregate_call`` finds the
     registered aggregate and its arguments as written, DISTINCT included."""
-    from sql_ext.rules import aggregate_call
+    from sql_ext.compiler.rules import aggregate_call
     from udtf.sparksql import aggregates
     for distinct in ("", "DISTINCT ") if name != "any" else ("",):  # (any(DISTINCT x): a parse error)
         written = [f"a{i}" for i in range(n)]
@@ -77,7 +77,7 @@ def test_every_registered_aggregate_is_reached_with_its_arguments_in_order(regis
 
 
 def test_every_refused_aggregate_is_recognized_as_one():
-    from sql_ext.rules import aggregate_call
+    from sql_ext.compiler.rules import aggregate_call
     from udtf.sparksql import aggregates
     for name in aggregates.REFUSED:
         found = aggregate_call(_expression(f"{name}(a0)"))
@@ -85,7 +85,7 @@ def test_every_refused_aggregate_is_recognized_as_one():
 
 
 def test_trino_aggregate_names_map_to_registered_aggregates():
-    from sql_ext.rules import aggregate_call
+    from sql_ext.compiler.rules import aggregate_call
     from udtf.sparksql import aggregates
     for trino, spark in calls.TRINO_AGGREGATES.items():
         found = aggregate_call(_expression(f"{trino}(a0)"))

@@ -43,9 +43,9 @@ import pytest
 from sqlglot import exp
 
 import sql_ext
-from sql_ext import syntax
-from sql_ext.catalog import SparkCatalog
-from sql_ext.parse import Final, Running, SparkCep, find_match_recognize, parse, statement_spans, to_spark_sql
+from sql_ext.compiler import syntax
+from sql_ext.spark.catalog import SparkCatalog
+from sql_ext.compiler.parse import Final, Running, SparkCep, find_match_recognize, parse, statement_spans, to_spark_sql
 from udtf.errors import MatchRecognizeError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Tests for sql_ext/parse.py: MATCH_RECOGNIZE inside Spark SQL (pure Python, no Spark)."""
+"""Tests for sql_ext/compiler/parse.py: MATCH_RECOGNIZE inside Spark SQL (pure Python, no Spark)."""
 from __future__ import annotations
 
 import pickle
@@ -7,7 +7,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from sql_ext.parse import (
+from sql_ext.compiler.parse import (
     Classifier,
     Definition,
     Final,
@@ -807,9 +807,9 @@ def test_the_sqlglot_methods_the_dialect_extends_exist():
     """The dialect extends sqlglot's Spark parser and generator by overriding some of their
     methods (sqlglot has no public hook for a new table-factor suffix): each one must still
     exist in the installed sqlglot, or the override would silently never run."""
-    from sql_ext.parse import SparkCepGenerator, SparkCepParser
+    from sql_ext.compiler.parse import SparkCepGenerator, SparkCepParser
 
-    from sql_ext.window_syntax import WindowSyntax
+    from sql_ext.compiler.window_syntax import WindowSyntax
 
     parser = next(c for c in SparkCep.Parser.__mro__ if c.__module__.startswith("sqlglot."))
     generator = SparkCep.Generator.__mro__[1]

@@ -7,10 +7,10 @@ import pytest
 import sqlglot
 
 from catalog_support import StaticCatalog
-from sql_ext import explain
-from sql_ext.parse import split_statements
-from sql_ext.interval import year_month
-from sql_ext.rewrite import rewrite_sql
+from sql_ext.compiler import explain
+from sql_ext.compiler.parse import split_statements
+from sql_ext.compiler.interval import year_month
+from sql_ext.compiler.rewrite import rewrite_sql
 from test_sql_errors import CASES, MALFORMED, SPECIAL, query
 from test_sql_statements import SPACED
 from sql_support import at
@@ -186,6 +186,6 @@ def test_a_line_comment_in_any_gap_swallows_nothing(sql):
 
 def _words(sql: str) -> list:
     """The tokens of ``sql`` (comments and layout dropped), UDTF names aside."""
-    from sql_ext.parse import SparkCep
+    from sql_ext.compiler.parse import SparkCep
 
     return [t.text for t in SparkCep().tokenizer().tokenize(sql) if not t.text.startswith("sparkcep_mr_")]

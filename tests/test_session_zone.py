@@ -11,7 +11,7 @@ import datetime as dt
 import pytest
 
 from catalog_support import StaticCatalog
-from sql_ext.rewrite import rewrite_sql
+from sql_ext.compiler.rewrite import rewrite_sql
 from udtf.errors import MatchRecognizeError
 from udtf.plan import EnginePlan
 from udtf.sparksql import format as fmt

@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 import sql_ext
-from sql_ext import shipping
+from sql_ext.spark import shipping
 from sql_support import at, mr_spark, rows, view  # noqa: F401  (fixture)
 from udtf.errors import MatchRecognizeError
 
@@ -203,7 +203,7 @@ def test_shipping_zip_and_local_policy(params, tmp_path):
     path = shipping.build_zip(tmp_path)
     assert path == shipping.build_zip(tmp_path)
     names = zipfile.ZipFile(path).namelist()
-    assert {"udtf/arrow.py", "udtf/match/__init__.py", "sql_ext/session.py"} <= set(names)
+    assert {"udtf/arrow.py", "udtf/match/__init__.py", "sql_ext/spark/session.py"} <= set(names)
     assert not [n for n in names if not n.endswith(".py")]
 
 

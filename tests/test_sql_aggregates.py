@@ -61,7 +61,7 @@ def test_every_spark_aggregate_is_registered_or_refused(spark):
 @pytest.mark.parametrize("name", sorted(__import__("udtf.sparksql.aggregates", fromlist=["REFUSED"]).REFUSED))
 def test_a_refused_aggregate_is_an_error_at_its_call(name):
     from catalog_support import StaticCatalog
-    from sql_ext.rewrite import rewrite_sql
+    from sql_ext.compiler.rewrite import rewrite_sql
     from sql_support import at
     from udtf.errors import MatchRecognizeError
     from udtf.sparksql.aggregates import REFUSED

@@ -5,7 +5,7 @@ Analysis errors are raised by ``spark.sql`` before any Spark job runs (``MatchRe
 multi-line query, found with ``at(sql, text)``.  Unsupported constructs must fail the same way,
 never give a wrong answer.  Errors of the running query (the standard's errors of AFTER MATCH
 SKIP, an engine limit, Spark's ANSI errors) come as a ``MatchRecognizeError`` too, raised by the
-action that runs the query (``sql_ext.failures``).
+action that runs the query (``sql_ext.spark.failures``).
 """
 from __future__ import annotations
 
@@ -251,7 +251,7 @@ def test_malformed_clauses_name_the_problem(series, case):
     assert (err.message, err.line, err.column) == (message, *at(sql, needle, *occurrence))
 
 
-# Spark's parser reads the clause's Spark expressions (sql_ext.syntax): its errors, at the user's text
+# Spark's parser reads the clause's Spark expressions (sql_ext.compiler.syntax): its errors, at the user's text
 SPARK_SYNTAX = [
     ("two comparison operators", dict(define="B AS p > > 1"), "[PARSE_SYNTAX_ERROR] Syntax error at or near '>'.",
      "> 1"),

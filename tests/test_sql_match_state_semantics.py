@@ -153,7 +153,7 @@ def test_type_errors_are_analysis_errors_at_line_column_without_a_job(reported, 
     assert error.line == line and column <= error.column <= column + len(expression), (str(error), line, column)
 
 
-# ---- what Spark's analyzer and optimizer decide (sql_ext/optimize.py, typecheck) -------------
+# ---- what Spark's analyzer and optimizer decide (sql_ext/compiler/optimize.py, typecheck) -------------
 
 @pytest.fixture
 def gaps(ms):

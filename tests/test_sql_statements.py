@@ -77,9 +77,9 @@ def test_comments_in_every_gap(series, sql, comment):
 def test_a_comment_at_the_end_of_a_statement_cannot_swallow_the_next(series):
     """A script's statements end at their last word: the separator the rewrite (or the CLI)
     writes after one is not inside its trailing line comment."""
-    from sql_ext.catalog import SparkCatalog
-    from sql_ext.parse import statement_spans
-    from sql_ext.rewrite import rewrite_sql
+    from sql_ext.spark.catalog import SparkCatalog
+    from sql_ext.compiler.parse import statement_spans
+    from sql_ext.compiler.rewrite import rewrite_sql
 
     script = f"SELECT 1 AS one -- first\n;\nSELECT count(*) AS n FROM series {MR} AS m -- last\n; SELECT 3 -- end"
     text, _ = rewrite_sql(script, SparkCatalog(series))
@@ -229,7 +229,7 @@ def test_prev_comparisons_derived_in_the_udtf(mr_spark, price_type, derived):
     assert got == expected and len(got) > 5
 
 
-# ---- the columns a statement reads: the others are neither computed nor carried (sql_ext.demand)
+# ---- the columns a statement reads: the others are neither computed nor carried (sql_ext.compiler.demand)
 ALL_ROWS = """series MATCH_RECOGNIZE (
           PARTITION BY k ORDER BY t
           MEASURES FIRST(A.t) AS start, COUNT(*) AS n, SUM(B.p) AS drop_sum, CLASSIFIER() AS cls,

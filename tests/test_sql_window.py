@@ -238,7 +238,7 @@ ERRORS = [
     ("window in the specification", "(ORDER BY sum(x) OVER (ORDER BY o) ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING "
                                     "PATTERN (A) DEFINE A AS true)",
      "Cannot nest window functions or row pattern measures inside window specification", "sum(x) OVER"),
-    # the window's Spark expressions are read by Spark's parser (sql_ext.syntax), as MATCH_RECOGNIZE's
+    # the window's Spark expressions are read by Spark's parser (sql_ext.compiler.syntax), as MATCH_RECOGNIZE's
     ("Spark's syntax in DEFINE", "(ORDER BY o ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING PATTERN (A) DEFINE A AS x > > 1)",
      "[PARSE_SYNTAX_ERROR] Syntax error at or near '>'.", "> 1)"),
     ("Spark's syntax in MEASURES", "(ORDER BY o MEASURES () AS m ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING PATTERN (A) "

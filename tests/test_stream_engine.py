@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 from engine_support import call, col, nav
-from sql_ext.typecheck import typed
+from sql_ext.compiler.typecheck import typed
 from test_engine_properties import (_flink_random_case, _standard_random_case, has_possessive)
 from udtf import expr as ir
 from udtf.arrow import PartitionRunner

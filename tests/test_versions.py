@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyspark
 import pytest
 
-from sql_ext import versions
+from sql_ext.spark import versions
 from udtf.errors import MatchRecognizeError
 
 

@@ -327,7 +327,7 @@ def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False):
     ``connect``: for a Spark Connect session (else a classic one).
 
     The class is pickled by value, the engine by reference: the workers import ``udtf`` (the
-    same version: ``EnginePlan.from_json`` checks it; sql_ext.shipping sends it where needed).
+    same version: ``EnginePlan.from_json`` checks it; sql_ext.spark.shipping sends it where needed).
     The first batch's column types are checked against those the plan was made for: a
     temporary view keeps the rewritten SQL, so its input may have changed types since."""
     if connect:

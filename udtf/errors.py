@@ -56,6 +56,6 @@ def reported(error: MatchRecognizeError) -> MatchRecognizeError:
     a traceback unless SPARK_HIDE_TRACEBACK - Spark's
     spark.sql.execution.pyspark.udf.hideTraceback.enabled - is set; it exits after reporting
     an error, so the setting ends with it.)  The driver turns it back into a
-    ``MatchRecognizeError`` (``sql_ext.failures``)."""
+    ``MatchRecognizeError`` (``sql_ext.spark.failures``)."""
     os.environ["SPARK_HIDE_TRACEBACK"] = "1"
     return error

@@ -7,11 +7,11 @@ call), its builder (``scalar``: the function over evaluated values), the order i
 evaluates its arguments, and what Spark's optimizer relies on (``nullIntolerant``, ``nullable``,
 ``ConditionalExpression``); optionally the numpy ufunc ``match.vector`` evaluates it with.
 Every table the rest of the code reads is derived from the records: ``resolve`` and
-``compile_call`` here, NullPropagation and ConstantFolding in ``sql_ext.optimize``, the lanes in
-``udtf.match.vector``.  ``sql_ext.calls`` maps sqlglot's nodes to these names.
+``compile_call`` here, NullPropagation and ConstantFolding in ``sql_ext.compiler.optimize``, the lanes in
+``udtf.match.vector``.  ``sql_ext.compiler.calls`` maps sqlglot's nodes to these names.
 
 Adding a function: one ``Function`` record below (with its typing rule and builder; the
-generic ones in ``coercion`` / ``scalar`` usually fit) and one line in ``sql_ext.calls``.
+generic ones in ``coercion`` / ``scalar`` usually fit) and one line in ``sql_ext.compiler.calls``.
 """
 from __future__ import annotations
 

@@ -21,8 +21,8 @@ import sys
 
 from udtf.errors import MatchRecognizeError
 
-from .catalog import spark_message
-from .parse import position, to_spark_sql
+from ..compiler.catalog import spark_message
+from ..compiler.parse import position, to_spark_sql
 
 _ENGINE = re.compile(r"udtf\.errors\.MatchRecognizeError: (?:line (\d+):(\d+): )?([^\n]*)")
 _REMEMBERED = 512

@@ -60,6 +60,7 @@ class Lowered(NamedTuple):
     source: str  # the UDTF call in it (streaming: the view): the relation the measures are computed over
     shipped: tuple  # the columns of the precomputed input the engine reads, partition keys first
     prefix: str = "__mr"  # of the columns the rewrite adds (``Plan.prefix``)
+    computes: tuple = ()  # the user's expressions Spark computes (its run-time errors are placed at them)
 
 
 def quote(name: str) -> str:

@@ -26,10 +26,15 @@ from udtf.plan import Semantics
 from udtf.stream import Column, MatchRecognizeProcessor, OrderKey, StreamSpec, lookback
 from udtf.transport import Transport, decode_sql, encode_sql, transport
 
-from .analyze import Analysis, analysis_column, error
+from ..compiler.analyze import Analysis, analysis_column, error
+from ..compiler.lower import Lowered, quote, stream_view
+from ..compiler.parse import find_match_recognize, parse, statement_spans, to_spark_sql
+from ..compiler.rewrite import rewrite_sql
+from ..compiler.window_syntax import PatternWindow
+from . import failures, shipping
 from .catalog import SparkCatalog
-from .lower import Lowered, quote, stream_view
-from .parse import to_spark_sql
+from .kind import session_kind
+from .statement import named_args
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _PROVIDER = "spark.sql.streaming.stateStore.providerClass"
@@ -46,12 +51,7 @@ def stream(spark, sql: str, args=None):
     ``transformWithState`` operator requires it).  A Spark Connect session is refused: the
     processor would run in server-side Python workers that the code ``enable()`` ships does
     not reach."""
-    from . import session
-    from .parse import find_match_recognize, parse, statement_spans
-    from .window_syntax import PatternWindow
-    from .rewrite import rewrite_sql
-
-    if session.session_kind(spark) == "connect":
+    if session_kind(spark) == "connect":
         raise MatchRecognizeError(
             "sql_ext.stream() runs on a classic SparkSession, not on Spark Connect: the streaming operator's "
             "Python workers on the server do not receive the sparkcep code enable() ships.  Run the streaming "
@@ -73,9 +73,10 @@ def stream(spark, sql: str, args=None):
     elif provider != ROCKSDB:
         raise MatchRecognizeError(f"streaming MATCH_RECOGNIZE needs {_PROVIDER}={ROCKSDB} "
                                   f"(transformWithState requires it); the session has {provider}")
-    session._ship(spark)
-    rewritten, _ = rewrite_sql(sql, StreamCatalog(spark, session.named_args(args)))
-    return spark.sql(rewritten, session.named_args(args))
+    shipping.prepare(spark)
+    rewritten, done = rewrite_sql(sql, StreamCatalog(spark, named_args(args)))
+    failures.remember(e for _, lowered in done for e in lowered.computes)
+    return spark.sql(rewritten, named_args(args))
 
 
 class StreamCatalog(SparkCatalog):

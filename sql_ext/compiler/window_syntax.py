@@ -13,7 +13,7 @@ and a measure is read through the window as ``name OVER w`` / ``name OVER (...)`
 window parses to a ``PatternWindow`` (an ``exp.Window`` whose ``pattern`` arg is a
 ``WindowPattern`` holding the clauses after the frame and MEASURES); a measure call is an
 ``exp.Window`` whose ``this`` is an unqualified ``exp.Column``.  Which clauses a window may
-have is checked by ``sql_ext.pattern_window`` (Trino's analyzer messages, at line:column);
+have is checked by ``sql_ext.compiler.pattern_window`` (Trino's analyzer messages, at line:column);
 here only their order.  Windows without these clauses parse exactly as in sqlglot's Spark
 dialect.  A SELECT records where its text lies (``meta["select_span"]``: offsets of its
 SELECT keyword and of the end of its last modifier), so that it can be replaced as a whole.

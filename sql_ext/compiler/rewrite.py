@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from sqlglot import exp
 
-from . import failures, lower, syntax
+from . import lower, syntax
 
 from .analyze import analyze, error
 from .catalog import Catalog
@@ -123,14 +123,14 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     checked(schema, f"SELECT * FROM {lowered.text}", lambda: culprit(
         schema, ((f"SELECT {to_spark_sql(e)} FROM {lowered.source}", node)
                  for (_, e), node in zip(planned.measures, measures)), clause))
-    failures.remember([*planned.computed.values(), *(e for _, e in planned.measures)])
+    computes = (*planned.computed.values(), *(e for _, e in planned.measures))
     demand = windowed.demand if windowed is not None else None if streaming else demanded(clause)
     if demand is None:
-        return lowered
+        return lowered._replace(computes=computes)
     # checked whole (as Spark analyses every column of a subquery), run with what is read
     pruned = lower.lower(*lowering, demand=demand)
     catalog.register(pruned.name, pruned.plan, pruned.output)
-    return pruned
+    return pruned._replace(computes=computes)
 
 
 def _splice(sql: str, start: int, end: int, edits: list) -> str:

@@ -7,7 +7,7 @@ evaluates over match state.  Everything else about a function is its registry re
   by their arguments (``x IS NULL``, ``IN``, ``CASE``, ``LOG``, ``LTRIM``, ...);
 * ``AS_WRITTEN``: functions sqlglot parses as ``exp.Anonymous``, or would rewrite into other
   functions (``log10(x)`` into ``LOG(10, x)``): the parser keeps those as written
-  (``sql_ext.parse``), for the argument counts given (None: any); ``AGGREGATES_AS_WRITTEN``
+  (``sql_ext.compiler.parse``), for the argument counts given (None: any); ``AGGREGATES_AS_WRITTEN``
   the same for aggregates whose sqlglot node loses what Spark reads; ``TRINO_AGGREGATES``:
   Trino's spellings of Spark aggregates.
 """

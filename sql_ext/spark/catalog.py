@@ -1,51 +1,17 @@
-"""Spark at the edge: what the rewrite asks of a Spark session, behind a small interface.
-
-The rewrite is pure but for this: the schema of a query (input columns, the types of the
-columns it precomputes) and the registration of the UDTF that runs an engine plan.
-``SparkCatalog`` answers from a SparkSession; tests may answer from a table of schemas.
-"""
+"""``SparkCatalog``: the compiler's ``Catalog`` answered by a SparkSession (classic or Spark
+Connect): schemas and parse errors from Spark's analyser, the session's confs, and the UDTFs
+registered in the session."""
 from __future__ import annotations
 
+import json
 import re
-from typing import NamedTuple, Protocol
 
 from udtf.errors import MatchRecognizeError, offset
 from udtf.plan import LIMIT_CONFS, EnginePlan, Limits
 from udtf.sparksql.types import quote_name
 
-
-class Field(NamedTuple):
-    """A column: its name, Spark type (``DataType.simpleString()``, ``type_text``) and the
-    type's JSON form (``DataType.jsonValue()``, as a JSON text), from which the worker rebuilds
-    it exactly."""
-    name: str
-    type: str
-    json: str
-
-
-class Catalog(Protocol):
-    def schema(self, sql: str) -> tuple:
-        """The ``Field``s of the result of the Spark SQL query ``sql`` (no job runs)."""
-
-    def is_streaming(self, sql: str) -> bool:
-        """Whether the Spark SQL query ``sql`` reads a streaming source (no job runs)."""
-
-    def syntax_error(self, sql: str) -> tuple | None:
-        """(Spark's message, the offset in ``sql`` it points at or None) when the session's SQL
-        parser rejects ``sql``; None when it reads it (whatever analysis would say)."""
-
-    def ansi(self) -> bool:
-        """Whether spark.sql.ansi.enabled is on (Spark's ANSI semantics)."""
-
-    def time_zone(self) -> str:
-        """spark.sql.session.timeZone: the zone id of the session (Spark has validated it)."""
-
-    def limits(self) -> Limits:
-        """The engine's bounds: ``Limits`` defaults unless set by the Spark confs ``LIMIT_CONFS``."""
-
-    def register(self, name: str, plan: EnginePlan, output: tuple) -> None:
-        """Make the table function ``name`` run ``plan`` with output columns ``output``
-        (``Field``s) for the rest of the session; a no-op when it exists."""
+from ..compiler.catalog import Field, spark_message
+from .kind import session_kind
 
 
 def type_text(t) -> str:
@@ -80,8 +46,6 @@ class SparkCatalog:
         self.run = run if run is not None else (lambda sql, args: spark.sql(sql, args))
 
     def schema(self, sql: str) -> tuple:
-        import json
-
         return tuple(Field(f.name, type_text(f.dataType), json.dumps(f.dataType.jsonValue()))
                      for f in self.run(sql, self.args).schema.fields)
 
@@ -128,13 +92,9 @@ class SparkCatalog:
         REGISTERED.setdefault(name, (plan, output))
         if self.spark.catalog.functionExists(name):
             return
-        import json
-
         from pyspark.sql.types import StructType
 
         from udtf.arrow import make_udtf
-
-        from .session import session_kind
 
         return_type = StructType.fromJson({"type": "struct", "fields": [
             {"name": f.name, "type": json.loads(f.json), "nullable": True, "metadata": {}} for f in output]})
@@ -157,13 +117,3 @@ def _offset(e, sql: str) -> int | None:
         return starts[0]
     found = re.search(r"\(line (\d+), pos (\d+)\)", str(e))
     return offset(sql, int(found.group(1)), int(found.group(2)) + 1) if found else None
-
-
-_GENERATED = re.compile(r";? *line \d+ pos \d+|\s*\(line \d+, pos \d+\)|\s*SQLSTATE: \w+|`?__mr\d*_\w+`?")
-
-
-def spark_message(e: Exception) -> str:
-    """Spark's error message without what refers to the generated SQL (its positions, plan
-    dumps, the rewrite's own column names)."""
-    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    return _GENERATED.sub("", first).rstrip(" .;") + "."

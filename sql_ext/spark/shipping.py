@@ -18,26 +18,30 @@ import subprocess
 import sys
 import tempfile
 import threading
+import weakref
 import zipfile
 from pathlib import Path
 
 import udtf
 from udtf.errors import MatchRecognizeError
 
-import sql_ext
+from . import versions
+from .kind import scope, session_kind
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _zip: str | None = None
-PACKAGES = (udtf, sql_ext)
+# the two packages' folders: this file is sql_ext/spark/shipping.py
+PACKAGES = (Path(udtf.__file__).resolve().parent, Path(__file__).resolve().parents[1])
+_shipped = weakref.WeakSet()  # scopes prepared (``prepare``)
+_policy: dict = {}  # id(scope) -> the ship argument of enable()
 
 
 def package_files() -> list:
     """(archive name, path) of every module of the two packages, sorted."""
     files = []
-    for package in PACKAGES:
-        root = Path(package.__file__).resolve().parent
+    for root in PACKAGES:
         for path in sorted(root.rglob("*.py")):
-            files.append((f"{package.__name__}/{path.relative_to(root).as_posix()}", path))
+            files.append((f"{root.name}/{path.relative_to(root).as_posix()}", path))
     return files
 
 
@@ -71,8 +75,6 @@ def build_zip(directory: str | os.PathLike | None = None) -> str:
 def needed(spark) -> bool:
     """Whether the executors of ``spark`` may lack this process's ``udtf``.  For a local master
     this asks the workers' Python, and refuses one that cannot import what the engine needs."""
-    from .session import session_kind
-
     if session_kind(spark) == "connect":
         return True
     master = spark.sparkContext.master or ""
@@ -116,8 +118,6 @@ def _local_workers_import_udtf(spark) -> bool:
 
 def ship(spark) -> str:
     """Send the packages' zip to the executors of ``spark``; returns its path."""
-    from .session import session_kind
-
     path = build_zip()
     if session_kind(spark) == "connect":
         spark.addArtifacts(path, pyfile=True)
@@ -126,5 +126,28 @@ def ship(spark) -> str:
     return path
 
 
-if __name__ == "__main__":  # python -m sql_ext.shipping [DIR]: build the zip, print its path
+def set_policy(spark, ship) -> None:
+    """``enable(spark, ship=...)``: ship always (True), never (False), or when ``needed`` (None)."""
+    _policy[id(scope(spark))] = ship
+
+
+def prepare(spark) -> None:
+    """Once per scope, before its first MATCH_RECOGNIZE: refuse a Spark sparkcep does not
+    support (``versions``), and send the packages to the executors when they may lack them."""
+    where = scope(spark)
+    if where in _shipped:
+        return
+    with _lock:
+        if where in _shipped:
+            return
+        versions.check(spark)
+        policy = _policy.get(id(where))
+        if policy is None:
+            policy = needed(spark)
+        if policy:
+            ship(spark)
+        _shipped.add(where)
+
+
+if __name__ == "__main__":  # python -m sql_ext.spark.shipping [DIR]: build the zip, print its path
     print(build_zip(sys.argv[1] if len(sys.argv) > 1 else None))

@@ -1,43 +1,35 @@
-"""Entry points: ``transpile(sql)``, ``enable(spark)`` and ``disable(spark)``.
-
-``enable`` replaces ``sql`` on the class of the session (pyspark's classic ``SparkSession`` or
-Spark Connect's; the kind is told from the class's module, nothing of the other kind is
-imported) with a method that rewrites MATCH_RECOGNIZE for *enabled* sessions and calls the
-original method for every other statement and session:
-
-* ``enable(spark)`` enables ``spark`` - a classic session with every session of its
-  SparkContext (``newSession()``, ``SparkSession(sc)``), a Connect session by itself;
-* ``enable()`` enables the active session and every session created later, of either kind
-  (Spark Connect's class is patched when its module is imported);
-* ``disable(spark)`` / ``disable()`` undo them; the class method is restored when no session is
-  enabled.
+"""One statement of an enabled session: ``transpile(sql)``, and ``spark.sql`` of an enabled
+session (``run_statement``).
 
 A statement's ``args`` (named ``:p`` or positional ``?`` markers) reach every query the rewrite
 has Spark analyse and the final statement; positional markers are renamed ``:__sparkcep_p<k>``
 first, because the rewrite re-emits expressions in another order and several times.  pyspark's
 string formatting (``{df}``) is applied before the rewrite, with the session kind's own
-formatter.  The first MATCH_RECOGNIZE of a session ships ``udtf``/``sql_ext`` to its executors
-when they may lack them (see ``shipping`` and docs/deploying.md).
+formatter.  The first MATCH_RECOGNIZE of a scope ships ``udtf``/``sql_ext`` to its executors
+when they may lack them (``shipping.prepare``).  An error Spark raises about the rewritten SQL
+is reported at the user's line:column.
 """
 from __future__ import annotations
 
-import functools
-import importlib.abc
 import re
-import sys
-import threading
-import weakref
 
-from udtf.errors import MatchRecognizeError
+from sqlglot.tokens import TokenType
 
-from .parse import find_match_recognize, find_nodes, parse
+from udtf.errors import MatchRecognizeError, line_col, offset
+
+from ..compiler.catalog import spark_message
+from ..compiler.parse import Pattern, SparkCep, find_match_recognize, find_nodes, parse, statement_spans
+from ..compiler.pattern_window import holds_pattern_window
+from ..compiler.rewrite import rewrite_sql
+from . import failures, shipping, views
+from .catalog import SparkCatalog
+from .kind import session_kind
 
 _MENTION = re.compile(r"\bMATCH_RECOGNIZE\b|\bPATTERN\s*\(|\b(MEASURES|SEEK|INITIAL|SUBSET|DEFINE)\b|"
                       r"\bAFTER\s+MATCH\b", re.IGNORECASE)
 # (a window's row pattern recognition, R020; a statement that mentions none of these is Spark's)
 _CERTAIN = re.compile(r"\bMATCH_RECOGNIZE\b|\bPATTERN\s*\(", re.IGNORECASE)
 _EXPLAIN = re.compile(r"\s*EXPLAIN(?:\s+(?:EXTENDED|CODEGEN|COST|FORMATTED))?\s+", re.IGNORECASE)
-_CONNECT_MODULE = "pyspark.sql.connect.session"
 MARKER = "__sparkcep_p"  # positional marker k becomes the named marker :__sparkcep_p<k>
 
 
@@ -54,7 +46,7 @@ def transpile(sql: str, spark=None, args=None) -> str:
     ``:__sparkcep_p0``, ``:__sparkcep_p1``, ... in place of the ``?`` (``named_args(args)`` is
     the dict to run it with)."""
     if spark is None:
-        spark = _active_session()
+        spark = active_session()
     return _transpile(sql, spark, args, None)
 
 
@@ -88,21 +80,15 @@ def _rewrite(sql: str, spark, args, run) -> tuple:
         if _CERTAIN.search(sql):
             raise
         return sql, None  # (a word like MEASURES in SQL sqlglot cannot parse: Spark's to judge)
-    from .pattern_window import holds_pattern_window
-
     if not any(find_match_recognize(tree) or find_nodes(tree, holds_pattern_window) for tree in trees):
         return sql, None
     if spark is None:
         raise RuntimeError("transpile needs a SparkSession: pass spark= or create one first")
-    from .catalog import SparkCatalog
-    from .parse import Pattern, statement_spans
-    from .rewrite import rewrite_sql
-
     patterns = [(p.offset, p.offset + len(p.text)) for tree in trees for p in tree.find_all(Pattern)
                 if p.offset is not None]
     positional = _markers(sql, args, patterns)
     text, shifts = _rename_positional(sql, positional) if positional else (sql, ())
-    _ship(spark)
+    shipping.prepare(spark)
     _lift_arrow_byte_limit(spark)
     try:
         rewritten, done = rewrite_sql(text, SparkCatalog(spark, named_args(args), run))
@@ -110,6 +96,7 @@ def _rewrite(sql: str, spark, args, run) -> tuple:
         if not shifts:
             raise
         raise _shifted(e, text, sql, shifts) from None
+    failures.remember(e for _, lowered in done for e in lowered.computes)
     spans = statement_spans(text)
     return rewritten, (_locator(sql, text, spans[0][0], done, shifts) if len(spans) == 1 else None)
 
@@ -118,8 +105,6 @@ def _locator(user: str, text: str, start: int, done, shifts):
     """Offset in the rewritten statement -> (line, column) in ``user`` (see ``_rewrite``):
     ``text`` is ``user`` with renamed markers (``shifts``), the statement starts at ``start``
     and ``done`` holds the rewritten clauses (their spans in ``text`` and replacements)."""
-    from udtf.errors import line_col
-
     spans = {(clause.meta["span"][0], clause.meta["span"][1], len(lowered.text)) for clause, lowered in done}
     outer = sorted(e for e in spans if not any(o != e and o[0] <= e[0] and e[1] <= o[1] for o in spans))
     lead = len(text[start:]) - len(text[start:].lstrip())
@@ -141,10 +126,11 @@ def _locator(user: str, text: str, start: int, done, shifts):
     return locate
 
 
-def _active_session():
+def active_session():
     from pyspark.sql import SparkSession
 
     return SparkSession.getActiveSession()
+
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,8 +138,6 @@ def _active_session():
 # ---------------------------------------------------------------------------------------------
 
 def _tokens(sql: str):
-    from .parse import SparkCep
-
     return SparkCep().tokenize(sql)
 
 
@@ -161,10 +145,6 @@ def _markers(sql: str, args, patterns) -> list:
     """Offsets of the ``?`` markers of ``sql`` (outside the PATTERN texts ``patterns``, where
     ``?`` is a quantifier); a marker without a value in ``args`` is an error at the marker, in
     Spark's words (Spark would report it at a position of the rewritten SQL)."""
-    from sqlglot.tokens import TokenType
-
-    from udtf.errors import line_col
-
     named = args if isinstance(args, dict) else {}
     count = len(args) if isinstance(args, (list, tuple)) else 0
     tokens = [t for t in _tokens(sql) if not any(a <= t.start < b for a, b in patterns)]
@@ -209,8 +189,6 @@ def _shifted(error: MatchRecognizeError, text: str, user: str, shifts) -> MatchR
     which has ``?`` where ``text`` has ``:__sparkcep_p<k>``."""
     if error.line is None:
         return error
-    from udtf.errors import line_col, offset
-
     at = offset(text, error.line, error.column)
     back = 0
     for start, added in shifts:
@@ -222,158 +200,26 @@ def _shifted(error: MatchRecognizeError, text: str, user: str, shifts) -> MatchR
     return MatchRecognizeError(re.sub(":?" + MARKER + r"\d+", "?", error.message), line, column)
 
 
-# ---------------------------------------------------------------------------------------------
-# enable / disable
-# ---------------------------------------------------------------------------------------------
-
-_lock = threading.RLock()
-_patched: dict = {}            # session class -> (original sql function, whether the class defined it)
-_scopes = weakref.WeakSet()    # enabled scopes: a classic SparkContext, or a Connect session
-_everywhere = False            # enable(): every session
-_ship_policy: dict = {}        # id(scope) -> ship argument of enable()
-
-
-def session_kind(spark) -> str:
-    """``"connect"`` for a Spark Connect session, ``"classic"`` otherwise (by the class's module:
-    neither kind's classes are imported)."""
-    return "connect" if any(c.__module__.startswith("pyspark.sql.connect") for c in type(spark).__mro__) \
-        else "classic"
-
-
-def _scope(spark):
-    return spark if session_kind(spark) == "connect" else spark._sc
-
-
-def is_enabled(spark) -> bool:
-    """Whether ``spark.sql`` accepts MATCH_RECOGNIZE."""
-    if spark is None or not any(c in _patched for c in type(spark).__mro__):
-        return False
-    return _everywhere or _scope(spark) in _scopes
-
-
-def enable(spark=None, *, ship=None):
-    """Make ``spark.sql`` accept MATCH_RECOGNIZE; other statements pass through untouched.
-
-    ``spark``: a classic session (every session of its SparkContext is enabled with it) or a
-    Spark Connect session.  Without it, the active session (returned; ``None`` if there is
-    none) and every session created later are enabled.  ``ship``: whether to send the
-    ``udtf``/``sql_ext`` packages to the executors (``None``: when they may lack them; see
-    docs/deploying.md).
-
-    Keyword arguments of ``spark.sql`` are pyspark's string formatting (``{df}`` becomes a
-    view of the DataFrame): it is applied before the rewrite, which must see those views."""
-    global _everywhere
-    from . import versions
-
-    versions.check(spark if spark is not None else _active_session())  # before anything is patched
-    with _lock:
-        if spark is None:
-            _everywhere = True
-            from pyspark.sql import session as classic
-
-            _patch(classic.SparkSession)
-            if _CONNECT_MODULE in sys.modules:
-                _patch(sys.modules[_CONNECT_MODULE].SparkSession)
-            elif not any(isinstance(f, _ConnectHook) for f in sys.meta_path):
-                sys.meta_path.insert(0, _ConnectHook())
-            spark = _active_session()
-            if spark is None:
-                return None
-        else:
-            _patch(type(spark))
-            _scopes.add(_scope(spark))
-        _ship_policy[id(_scope(spark))] = ship
-    _ship(spark)
-    _register_global_functions(spark)
-    return spark
-
-
-def disable(spark=None) -> None:
-    """Undo ``enable(spark)`` (``spark.sql`` rejects MATCH_RECOGNIZE again; while ``enable()``
-    holds, every session stays enabled), or without ``spark`` every ``enable``: the session
-    classes get their own ``sql`` back."""
-    global _everywhere
-    with _lock:
-        if spark is not None:
-            _scopes.discard(_scope(spark))
-            if _everywhere or len(_scopes):
-                return
-        _everywhere = False
-        _scopes.clear()
-        for cls in list(_patched):
-            original, own = _patched.pop(cls)
-            if own:
-                cls.sql = original
-            else:
-                del cls.sql
-        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _ConnectHook)]
-
-
-def _patch(cls) -> None:
-    from . import failures
-
-    failures.install()
-    if cls in _patched:
-        return
-    original = cls.sql
-    own = "sql" in cls.__dict__
-
-    @functools.wraps(original)
-    def sql(self, sqlQuery, args=None, **kwargs):
-        if not is_enabled(self):
-            return original(self, sqlQuery, args, **kwargs)
-        return _statement(self, original, sqlQuery, args, kwargs)
-
-    sql._sparkcep = True
-    _patched[cls] = (original, own)
-    cls.sql = sql
-
-
-class _ConnectHook(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """After ``enable()``: patches Spark Connect's SparkSession when its module is imported."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != _CONNECT_MODULE:
-            return None
-        for finder in sys.meta_path:
-            if finder is self:
-                continue
-            spec = getattr(finder, "find_spec", lambda *a: None)(name, path, target)
-            if spec is not None:
-                self.loader = spec.loader
-                spec.loader = self
-                return spec
-        return None
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec) if hasattr(self.loader, "create_module") else None
-
-    def exec_module(self, module):
-        self.loader.exec_module(module)
-        with _lock:
-            if _everywhere:
-                _patch(module.SparkSession)
-
 
 # ---------------------------------------------------------------------------------------------
-# one statement
+# one statement of an enabled session
 # ---------------------------------------------------------------------------------------------
 
-def _statement(spark, original, sql: str, args, kwargs):
+def run_statement(spark, original, sql: str, args, kwargs):
     """``spark.sql(sql, args, **kwargs)`` of an enabled session."""
     if not isinstance(sql, str):
         return original(spark, sql, args, **kwargs)
-    _register_global_functions(spark, sql)
+    views.register_global_functions(spark, sql)
     if not _MENTION.search(sql):  # (formatting inserts values and names, never a clause)
         return original(spark, sql, args, **kwargs)
-    formatter, views = None, {}
+    formatter, frames = None, {}
     if kwargs:
         if session_kind(spark) == "connect":
             from pyspark.sql.connect.sql_formatter import SQLStringFormatter
 
             formatter = SQLStringFormatter(spark)
             sql = formatter.format(sql, **kwargs)
-            views = {name: df for df, name in formatter._temp_views}
+            frames = {name: df for df, name in formatter._temp_views}
         else:
             from pyspark.sql.sql_formatter import SQLStringFormatter
 
@@ -381,14 +227,14 @@ def _statement(spark, original, sql: str, args, kwargs):
             sql = formatter.format(sql, **kwargs)
 
     def run(text, arguments):
-        if not views:
+        if not frames:
             return original(spark, text, arguments)
-        # Connect's views of DataFrames live in the statement: format again with the same
+        # Connect's frames of DataFrames live in the statement: format again with the same
         # DataFrames (each of their names becomes a field; other braces are escaped)
         text = text.replace("{", "{{").replace("}", "}}")
-        for name in views:
+        for name in frames:
             text = text.replace(name, "{" + name + "}")
-        return original(spark, text, arguments, **views)
+        return original(spark, text, arguments, **frames)
 
     try:
         try:
@@ -397,10 +243,10 @@ def _statement(spark, original, sql: str, args, kwargs):
             raise _unbound_hint(e, args) from None
         if rewritten is sql:
             return run(sql, args)
-        _note_global_view(sql, rewritten)
+        views.note_global_view(sql, rewritten)
         try:
             df = run(rewritten, named_args(args))
-            if views or session_kind(spark) == "connect":
+            if frames or session_kind(spark) == "connect":
                 df.schema  # Spark Connect analyses lazily: analyse now, while errors can be placed
             return df
         except MatchRecognizeError:
@@ -411,7 +257,7 @@ def _statement(spark, original, sql: str, args, kwargs):
                 raise
             raise _unbound_hint(error, args) from None
     finally:
-        if formatter is not None and not views:
+        if formatter is not None and not frames:
             formatter.clear()
 
 
@@ -439,64 +285,9 @@ def _user_error(e: Exception, locate):
     starts = [c.startIndex() for c in contexts if getattr(c, "startIndex", None) and c.startIndex() >= 0]
     if not starts:
         return None
-    from .catalog import spark_message
-
     line, column = locate(starts[0])
     return MatchRecognizeError(re.sub(MARKER + r"\d+", "?", spark_message(e)), line, column)
 
-
-# ---------------------------------------------------------------------------------------------
-# functions of global temporary views, in other sessions
-# ---------------------------------------------------------------------------------------------
-
-_GLOBAL_VIEW = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?GLOBAL\s+TEMP(?:ORARY)?\s+VIEW\b", re.IGNORECASE)
-_global_functions: set = set()  # UDTFs that global temporary views call
-_known = weakref.WeakKeyDictionary()  # session -> {"names": registered here, "database": global temp db}
-
-
-def _note_global_view(sql: str, rewritten: str) -> None:
-    """Remember the UDTFs ``rewritten`` calls if ``sql`` creates a global temporary view."""
-    if _GLOBAL_VIEW.match(sql):
-        _global_functions.update(re.findall(r"\b(sparkcep_mr_\w+)", rewritten))
-
-
-def _register_global_functions(spark, sql: str | None = None) -> None:
-    """Register in ``spark`` the UDTFs global temporary views of other sessions call, when
-    ``sql`` may read one (it names the global temporary database) or ``sql`` is None."""
-    if not _global_functions:
-        return
-    try:
-        state = _known.setdefault(spark, {"names": set(), "database": None})
-    except TypeError:  # not weak-referenceable
-        state = {"names": set(), "database": None}
-    if sql is not None:
-        if state["database"] is None:
-            state["database"] = _global_database(spark)
-        if not re.search(r"\b" + re.escape(state["database"]) + r"\b", sql, re.IGNORECASE):
-            return
-    missing = sorted(_global_functions - state["names"])
-    if missing:
-        from .catalog import SparkCatalog
-
-        catalog = SparkCatalog(spark)
-        for name in missing:
-            catalog.register_known(name)
-            state["names"].add(name)
-
-
-def _global_database(spark) -> str:
-    """spark.sql.globalTempDatabase (a static conf)."""
-    try:
-        return spark.conf.get("spark.sql.globalTempDatabase", "global_temp") or "global_temp"
-    except Exception:
-        return "global_temp"
-
-
-# ---------------------------------------------------------------------------------------------
-# shipping udtf / sql_ext to the executors
-# ---------------------------------------------------------------------------------------------
-
-_shipped = weakref.WeakSet()
 
 _ARROW_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 _NO_BYTE_LIMIT = str(2**31 - 1)
@@ -520,24 +311,3 @@ def _mutation_blocked(e: Exception) -> bool:
     pipeline spec's configuration sets confs there; docs/deploying.md)."""
     condition = getattr(e, "getCondition", lambda: None)() or ""
     return condition.startswith("SESSION_MUTATION_IN_DECLARATIVE_PIPELINE")
-
-
-def _ship(spark) -> None:
-    """Once per scope, before its first MATCH_RECOGNIZE: refuse a Spark sparkcep does not
-    support (``versions``), and send the packages to the executors when they may lack them."""
-    scope = _scope(spark)
-    if scope in _shipped:
-        return
-    with _lock:
-        if scope in _shipped:
-            return
-        from . import shipping, versions
-
-        versions.check(spark)
-
-        policy = _ship_policy.get(id(scope))
-        if policy is None:
-            policy = shipping.needed(spark)
-        if policy:
-            shipping.ship(spark)
-        _shipped.add(scope)
