@@ -108,21 +108,37 @@ def aggregate_query(plan: Plan, computed: str) -> str | None:
     return f"SELECT {', '.join(typed)} FROM ({computed})" if typed else None
 
 
-def lower(analysis: Analysis, plan: Plan, window: Within | None, input_fields: tuple,
-          computed_fields: tuple, aggregate_fields: tuple, computed: str, alias: str, ansi: bool,
-          limits: Limits = Limits(), zone: str = "UTC", demand: frozenset | None = None) -> Lowered:
-    """``computed``: the text of ``computed_query``; ``alias``: the clause's own alias text;
-    ``ansi``: spark.sql.ansi.enabled; ``limits``: the engine's bounds (Spark confs); ``zone``:
-    spark.sql.session.timeZone; ``demand``: the lower-cased names of the output columns the
-    statement reads (``demand.demanded``), None for all: the others are neither computed nor
+class Typed(NamedTuple):
+    """A clause's relations as Spark typed them: the ``Field``s of its input, of
+    ``computed_query`` (the input with the precomputed columns; ``query``: its text) and of
+    ``aggregate_query`` (none without one)."""
+    input: tuple
+    computed: tuple
+    aggregates: tuple
+    query: str
+
+
+class Settings(NamedTuple):
+    """The session settings a clause is compiled for: spark.sql.ansi.enabled, the engine's
+    bounds (Spark confs), spark.sql.session.timeZone."""
+    ansi: bool
+    limits: Limits = Limits()
+    zone: str = "UTC"
+
+
+def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, alias: str,
+          settings: Settings, demand: frozenset | None = None) -> Lowered:
+    """``alias``: the clause's own alias text; ``demand``: the lower-cased names of the output
+    columns the statement reads (``demand.demanded``), None for all: the others are neither computed nor
     carried (one is kept when none is read).  A streaming plan (``plan.streaming``) reads the
     view ``stream_view(name)`` in place of the UDTF call, and ships the ORDER BY columns too."""
     clause = analysis.clause
+    input_fields, computed, (ansi, limits, zone) = typed.input, typed.query, settings
     partition = [analysis_column(analysis, c) for c in clause.partition_by]
-    fields = {f.name: f for f in computed_fields}
+    fields = {f.name: f for f in typed.computed}
     types = {name: f.type for name, f in fields.items()}
     starts = _starts(analysis, plan, partition, types)
-    aggregates = {f.name: f for f in aggregate_fields}
+    aggregates = {f.name: f for f in typed.aggregates}
     define = tuple(_condition(c, types, ansi, zone, analysis, "DEFINE") for c in plan.define)
     until = tuple(_condition(c, types, ansi, zone, analysis, "UNTIL") for c in plan.until)
     atoms = tuple(Atom(_engine_expr(a.atom.expr, types, ansi, zone), a.atom.final) for a in plan.atoms)

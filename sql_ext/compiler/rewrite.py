@@ -112,9 +112,9 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     aggregate_fields = () if aggregates is None else checked(schema, aggregates, lambda: culprit(
         schema, ((f"SELECT {to_spark_sql(a.sql)} FROM ({computed})", a.sql) for a in planned.atoms if a.sql is not None),
         clause))
-    lowering = (analysis, planned, window, input_fields, computed_fields, aggregate_fields, computed, alias,
-                catalog.ansi(), catalog.limits(), catalog.time_zone())
-    lowered = lower.lower(*lowering)
+    typed = lower.Typed(input_fields, computed_fields, aggregate_fields, computed)
+    settings = lower.Settings(catalog.ansi(), catalog.limits(), catalog.time_zone())
+    lowered = lower.lower(analysis, planned, window, typed, alias, settings)
     if streaming:
         catalog.register_stream(lowered, analysis, ctes + computed, computed_fields, input_fields)
     else:
@@ -128,7 +128,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     if demand is None:
         return lowered._replace(computes=computes)
     # checked whole (as Spark analyses every column of a subquery), run with what is read
-    pruned = lower.lower(*lowering, demand=demand)
+    pruned = lower.lower(analysis, planned, window, typed, alias, settings, demand=demand)
     catalog.register(pruned.name, pruned.plan, pruned.output)
     return pruned._replace(computes=computes)
 
