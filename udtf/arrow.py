@@ -230,6 +230,8 @@ class PartitionRunner:
         for field, output in zip(self.schema, self.plan.output):
             if output.kind is OutputKind.CARRY:
                 column = table.column(output.column).take(sources)
+                if self.plan.rows is RowsMode.ONE and self.plan.frame is None:  # a partition key, as GROUP BY gives it
+                    column = normalized_floats(column.combine_chunks())
             elif output.kind is OutputKind.TIMED_OUT:
                 column = pa.array([flag for chunk in emitted.timed_out for flag in chunk] + [False] * extra,
                                   type=pa.bool_())
@@ -250,6 +252,23 @@ class PartitionRunner:
                 column = column.cast(field.type)
             columns.append(column)
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+def normalized_floats(column: pa.Array) -> pa.Array:
+    """``column`` with every -0.0 in it 0.0, at any depth (Spark's NormalizeFloatingNumbers,
+    which GROUP BY applies to its keys: the group of -0.0 and 0.0 reports 0.0)."""
+    t = column.type
+    if column.offset and not pa.types.is_floating(t):  # (a slice: rebuilt from its own buffers)
+        column = column.take(pa.array(np.arange(len(column))))
+    if pa.types.is_floating(t):
+        return pc.add(column, pa.scalar(0.0, t))  # -0.0 + 0.0 is 0.0; NaN and NULL stay
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return type(column).from_arrays(column.offsets, normalized_floats(column.values), type=t,
+                                        mask=column.is_null() if column.null_count else None)
+    if pa.types.is_struct(t):
+        return pa.StructArray.from_arrays([normalized_floats(column.field(i)) for i in range(t.num_fields)],
+                                          fields=list(t), mask=column.is_null() if column.null_count else None)
+    return column
 
 
 def order_numbers(column) -> list:
