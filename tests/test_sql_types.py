@@ -161,3 +161,17 @@ def test_icu_collations_in_match_state_are_refused_where_written(mr_spark):
     assert got.schema["m"].dataType.simpleString() == "array<string collate UNICODE_CI>"
     assert [tuple(r) for r in got.collect()] == [(["a", "A", "b", "B", "İ", "i̇", "ς", "Σ"], "a")]
 
+
+def test_classifier_takes_the_collation_of_a_column_beside_it(mr_spark):
+    # CLASSIFIER() is a function's result, of the default collation strength: beside a
+    # UTF8_LCASE column it compares as that column does, as upper('b') = s does in Spark
+    judge = rows(mr_spark, f"SELECT upper(s) = s, s = upper(s), upper(s) IN (s) FROM ({COLLATED}) WHERE o = 3")
+    assert judge == [(True, True, True)]
+    got = rows(mr_spark, f"""SELECT * FROM ({COLLATED}) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES CLASSIFIER() = LAST(s) AS eq, LAST(s) = CLASSIFIER() AS qe, CLASSIFIER() IN (LAST(B.s)) AS i,
+                 CLASSIFIER() = LAST(b) AS binary
+        PATTERN (A B) DEFINE A AS o = 2, B AS CLASSIFIER() = B.s) m""")
+    assert got == [(True, True, True, False)]
+    got = rows(mr_spark, f"""SELECT o, eq FROM ({COLLATED}) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES CLASSIFIER() = s AS eq ALL ROWS PER MATCH PATTERN (A B) DEFINE A AS o = 2, B AS true) m""")
+    assert got == [(2, True), (3, True)]

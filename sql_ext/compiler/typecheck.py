@@ -143,7 +143,7 @@ def _collation(expr: ir.Call, args: list, arg_types: list) -> str | None:
 
 def _implicit(arg) -> bool:
     """Is ``arg``'s collation implicit (read from a column), not default (a literal, a cast)?"""
-    if isinstance(arg, (ir.Lit, ir.Cast)):
+    if isinstance(arg, (ir.Lit, ir.Cast, ir.Classifier)):  # CLASSIFIER(): a function's result
         return False
     if isinstance(arg, ir.Call):
         return any(_implicit(a) for a in arg.args)
