@@ -266,11 +266,7 @@ def compile_node(node: S.Node, ansi: bool, columns: dict) -> S.Compiled:
     kids = [compile_node(a, ansi, columns) for a in node.args]
     if f in ("cast", "try_cast"):
         dst, src = SqlType.parse(node.text), kids[0].type
-        ntz = Kind.TIMESTAMP_NTZ in (src.kind, dst.kind) and (src.is_numeric or dst.is_numeric or
-                                                             Kind.BOOLEAN in (src.kind, dst.kind))
-        if ntz or not S.can_cast(src, dst, ansi):
-            raise SparkAnalysisError("DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION", f"{src}->{dst}")
-        c, ev = scalar.cast(src, dst, ansi, try_=(f == "try_cast")), kids[0].eval
+        c, ev = scalar.cast(src, dst, ansi, try_=(f == "try_cast")), kids[0].eval  # (raises as Spark's analysis)
         return S.Compiled(dst, lambda row: c(ev(row)))
     sig = resolve(f, [k.lit if k.lit is not None else k.type for k in kids], ansi)
     evs = []

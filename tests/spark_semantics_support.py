@@ -178,9 +178,7 @@ def compile_tree(node: Node, ansi: bool) -> Compiled:
     if f in ("cast", "try_cast"):
         dst = SqlType.parse(node.text)
         src = kids[0].type
-        if not can_cast(src, dst, ansi):
-            raise SparkAnalysisError("DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION", f"{src}->{dst}")
-        c = scalar.cast(src, dst, ansi, try_=(f == "try_cast"))
+        c = scalar.cast(src, dst, ansi, try_=(f == "try_cast"))  # (raises where Spark's analysis would)
         ev = kids[0].eval
         return Compiled(dst, lambda row: c(ev(row)))
     args = [k.lit if k.lit is not None else k.type for k in kids]
@@ -193,25 +191,6 @@ def compile_tree(node: Node, ansi: bool) -> Compiled:
             c = scalar.cast_chain(k.type, chain, ansi)
             evs.append(lambda row, c=c, e=k.eval: c(e(row)))
     return Compiled(sig.result, compile_call(f, sig.args, sig.result, ansi, evs))
-
-
-def can_cast(src: SqlType, dst: SqlType, ansi: bool) -> bool:
-    """The explicit casts the generator uses (Cast.canCast / canAnsiCast for these types)."""
-    if src == dst or src.is_void or dst.is_string or src.is_string:
-        return not (dst.is_interval or src.is_interval and not dst.is_string)
-    if src.is_numeric and dst.is_numeric:
-        return True
-    if src.kind is Kind.BOOLEAN and dst.is_numeric or src.is_numeric and dst.kind is Kind.BOOLEAN:
-        return True
-    if src.is_datetime and dst.is_datetime:
-        return True
-    if src.is_timestamp and (dst.is_numeric or dst.kind is Kind.BOOLEAN):
-        return not ansi or dst.is_integral or dst.is_floating or dst.is_decimal
-    if src.is_numeric and dst.is_timestamp:
-        return True
-    if src.kind is Kind.DATE and (dst.is_numeric or dst.kind is Kind.BOOLEAN):
-        return not ansi
-    return False
 
 
 def evaluate(c: Compiled):

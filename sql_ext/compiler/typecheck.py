@@ -31,7 +31,9 @@ def typed(expr, types: dict, ansi: bool):
         source, target = SqlType.parse(ir.type_of(arg)), SqlType.parse(expr.chain[-1])
         try:
             scalar.cast(source, target, ansi, try_=expr.safe)
-        except (SparkAnalysisError, ValueError, NotImplementedError) as e:
+        except SparkAnalysisError as e:  # a cast Spark's analysis refuses
+            raise MatchRecognizeError(f"{'TRY_CAST' if expr.safe else 'CAST'}: {e}", *expr.at) from None
+        except (ValueError, NotImplementedError) as e:
             raise MatchRecognizeError(f"cannot cast {source} to {target} over match state ({e})", *expr.at) from None
         return expr._replace(arg=arg, source=str(source))
     return _call(expr, types, ansi)

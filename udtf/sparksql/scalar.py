@@ -33,6 +33,7 @@ from typing import Callable, Sequence
 from . import collation
 from . import format as fmt
 from . import zone as _zone
+from .castability import can_cast, cast_mode
 from .errors import SparkAnalysisError, SparkError
 from .types import INTEGRAL_RANGE, Kind, SqlType, round_float32
 
@@ -201,7 +202,11 @@ def sort_key(t: SqlType):
 def cast(src: SqlType, dst: SqlType, ansi: bool, try_: bool = False,
          zone: str = "UTC") -> Callable[[object], object]:
     """Spark's ``CAST(x AS dst)`` from ``src`` (``try_``: TRY_CAST) in session zone ``zone``.
-    None maps to None."""
+    None maps to None.  A cast Spark's analysis refuses (``castability``) is a
+    ``SparkAnalysisError``."""
+    if not can_cast(src, dst, cast_mode(ansi, try_)):
+        raise SparkAnalysisError("DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
+                                 f'cannot cast "{str(src).upper()}" to "{str(dst).upper()}"')
     if try_:
         inner = _cast(src, dst, True, zone)
 
@@ -271,14 +276,6 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool, zone: str):
     if src.is_void:
         return lambda v: None
     sk, dk = src.kind, dst.kind
-    if Kind.TIMESTAMP_NTZ in (sk, dk) and (src.is_numeric or dst.is_numeric or Kind.BOOLEAN in (sk, dk)):
-        # Cast.canCast: TIMESTAMP_NTZ has no cast from or to numbers and booleans (both modes)
-        raise SparkAnalysisError("DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
-                                 f'cannot cast "{str(src).upper()}" to "{str(dst).upper()}"')
-    if ansi and sk in (Kind.DATE, Kind.TIMESTAMP) and (dk is Kind.BOOLEAN or (sk is Kind.DATE and dst.is_numeric)):
-        # Cast.canAnsiCast (ANSI CAST and every TRY_CAST): no DATE / TIMESTAMP to BOOLEAN, no DATE to numbers
-        raise SparkAnalysisError("DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
-                                 f'cannot cast "{str(src).upper()}" to "{str(dst).upper()}"')
     if dk is Kind.STRING:
         return _null_safe(to_string_fn(src, ansi, zone))
     if sk is Kind.STRING:
