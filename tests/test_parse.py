@@ -818,7 +818,7 @@ def test_the_sqlglot_methods_the_dialect_extends_exist():
     overrides = [name for cls in (SparkCepParser, WindowSyntax) for name in vars(cls)
                  if name.startswith("_parse_") and not name.startswith(ours)]
     assert "_parse_table" in overrides and "_parse_function_call" in overrides
-    for name in [*overrides, "raise_error", "reset", "FUNCTIONS", "TYPE_LITERAL_PARSERS",
+    for name in [*overrides, "raise_error", "reset", "FUNCTIONS", "TYPE_LITERAL_PARSERS", "NO_PAREN_FUNCTION_PARSERS",
                  "TEXT_MATCH_EXCLUDED_TOKENS", "ID_VAR_TOKENS"]:
         assert hasattr(parser, name), f"sqlglot {sqlglot.__version__}: Parser.{name} is gone"
     for name in ("cast_sql", "TRANSFORMS"):

@@ -175,3 +175,20 @@ def test_classifier_takes_the_collation_of_a_column_beside_it(mr_spark):
     got = rows(mr_spark, f"""SELECT o, eq FROM ({COLLATED}) MATCH_RECOGNIZE (ORDER BY o
         MEASURES CLASSIFIER() = s AS eq ALL ROWS PER MATCH PATTERN (A B) DEFINE A AS o = 2, B AS true) m""")
     assert got == [(2, True), (3, True)]
+
+
+BINARIES = "SELECT * FROM VALUES (X'41', true, 1), (X'42', false, 2), (X'0123', true, 3) AS t(b, x, o)"
+
+
+def test_binary_literals_and_any_distinct_as_spark_reads_them(mr_spark):
+    # X'..' is a BINARY literal (an odd count of digits padded with a leading 0), listagg's
+    # delimiter over BINARY values among others; any(DISTINCT x) is bool_or(DISTINCT x)
+    judge = rows(mr_spark, f"""SELECT listagg(b, X'2c'), listagg(b, X'123'), any(DISTINCT x),
+        any(DISTINCT x) FILTER (WHERE o = 2) FROM ({BINARIES})""")
+    got = rows(mr_spark, f"""{BINARIES} MATCH_RECOGNIZE (ORDER BY o MEASURES listagg(b, X'2c') AS l,
+        listagg(b, X'123') AS l2, any(DISTINCT x) AS a, any(DISTINCT x) FILTER (WHERE o = 2) AS f
+        PATTERN (A+) DEFINE A AS true) m""")
+    assert got == judge == [(b"A,B,\x01#", b"A\x01#B\x01#\x01#", True, False)]
+    got = rows(mr_spark, f"""{BINARIES} MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n
+        PATTERN (A B+) DEFINE B AS A.b = X'41' AND B.b <> X'' AND any(DISTINCT A.x) AND B.b <> X'0042') m""")
+    assert got == [(3,)]

@@ -153,9 +153,11 @@ def type_of(expr) -> str:
 
 def literal_value(value, type_: str):
     """A literal's value in the engine's representation, from its wire form (decimals travel
-    as text)."""
+    as text, binaries as hex digits)."""
     if value is not None and type_.startswith("decimal"):
         return Decimal(value)
+    if value is not None and type_ == "binary":
+        return bytes.fromhex(value)
     return value
 
 

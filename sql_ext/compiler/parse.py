@@ -632,6 +632,10 @@ class SparkCepParser(WindowSyntax, SparkParser):
     }.items()}
     FUNCTION_PARSERS = {name: parser for name, parser in SparkParser.FUNCTION_PARSERS.items()
                         if name.lower() not in AGGREGATES_AS_WRITTEN}
+    # Spark's any(DISTINCT x) is the aggregate (bool_or); sqlglot reads ANY as a predicate of
+    # one operand, where DISTINCT cannot stand
+    NO_PAREN_FUNCTION_PARSERS = {**SparkParser.NO_PAREN_FUNCTION_PARSERS,
+                                 "ANY": lambda self: self._parse_mr_any()}
 
     TYPE_LITERAL_PARSERS = {
         **SparkParser.TYPE_LITERAL_PARSERS,
@@ -852,6 +856,15 @@ class SparkCepParser(WindowSyntax, SparkParser):
             if upper == "MATCH_NUMBER":
                 return self._parse_mr_match_number(token)
         return self._with_pos(super()._parse_function_call(*args, **kwargs), token)
+
+    def _parse_mr_any(self) -> exp.Expr:
+        if self._curr and self._curr.token_type == TokenType.L_PAREN and self._next \
+                and self._next.token_type == TokenType.DISTINCT:
+            self._advance()
+            args = self._parse_function_args()
+            self._match_r_paren()
+            return self.expression(exp.Anonymous(this="any", expressions=args))
+        return self.expression(exp.Any(this=self._parse_bitwise()))
 
     def _parse_mr_navigation(self, klass: type[Navigation], token: Token) -> exp.Expr:
         name = token.text.upper()

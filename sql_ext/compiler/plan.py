@@ -582,11 +582,14 @@ def _has_match_state(node) -> bool:
 def _literal(node) -> ir.Lit | None:
     """``node`` as a literal with Spark's type, if Spark's grammar reads it as one: ``0.1`` is
     decimal(1,1), ``1e3`` double, ``-1`` INT and ``-1.5`` decimal(2,1) (a leading minus belongs
-    to a numeric literal), ``10Y`` TINYINT, ``INTERVAL '1' MONTH`` 1 (months) ...; else None."""
+    to a numeric literal), ``10Y`` TINYINT, ``INTERVAL '1' MONTH`` 1 (months), ``X'2c'`` BINARY
+    ...; else None."""
     if isinstance(node, exp.Boolean):
         return ir.Lit(node.this, "boolean")
     if isinstance(node, exp.Null):
         return ir.Lit(None, "void")
+    if isinstance(node, exp.HexString):  # X'2c': its hex digits (Spark pads an odd count with a leading 0)
+        return ir.Lit(node.this if len(node.this) % 2 == 0 else "0" + node.this, "binary")
     months = year_month(node)
     if months is not None:
         return ir.Lit(*months)
