@@ -169,9 +169,9 @@ def test_classifier_takes_the_collation_of_a_column_beside_it(mr_spark):
     assert judge == [(True, True, True)]
     got = rows(mr_spark, f"""SELECT * FROM ({COLLATED}) MATCH_RECOGNIZE (ORDER BY o
         MEASURES CLASSIFIER() = LAST(s) AS eq, LAST(s) = CLASSIFIER() AS qe, CLASSIFIER() IN (LAST(B.s)) AS i,
-                 CLASSIFIER() = LAST(b) AS binary
+                 CLASSIFIER() = LAST(b) AS binary, max(CLASSIFIER()) = LAST(s) AS agg
         PATTERN (A B) DEFINE A AS o = 2, B AS CLASSIFIER() = B.s) m""")
-    assert got == [(True, True, True, False)]
+    assert got == [(True, True, True, False, True)]
     got = rows(mr_spark, f"""SELECT o, eq FROM ({COLLATED}) MATCH_RECOGNIZE (ORDER BY o
         MEASURES CLASSIFIER() = s AS eq ALL ROWS PER MATCH PATTERN (A B) DEFINE A AS o = 2, B AS true) m""")
     assert got == [(2, True), (3, True)]
@@ -192,3 +192,15 @@ def test_binary_literals_and_any_distinct_as_spark_reads_them(mr_spark):
     got = rows(mr_spark, f"""{BINARIES} MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n
         PATTERN (A B+) DEFINE B AS A.b = X'41' AND B.b <> X'' AND any(DISTINCT A.x) AND B.b <> X'0042') m""")
     assert got == [(3,)]
+
+
+def test_collation_strength_of_casts_and_aggregates_over_match_state(mr_spark):
+    # Spark's CollationTypeCoercion: a cast, call or aggregate of a string column keeps the
+    # implicit strength (of its own collation); one reading no string column has the default one
+    sql = f"SELECT * FROM ({COLLATED}) MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n PATTERN (A B) " \
+          "DEFINE A AS o = 1, B AS {}) m"
+    assert rows(mr_spark, sql.format("lower(min(CLASSIFIER())) = B.s")) == [(2,)]  # 'a' = 'A' under UTF8_LCASE
+    assert rows(mr_spark, sql.format("CAST(A.o AS STRING) = B.s")) == []
+    for refused in ("CAST(A.s AS STRING) = B.s", "max(A.b) = B.s"):
+        e = analysis_error(mr_spark, sql.format(refused))
+        assert "INDETERMINATE_COLLATION" in str(e) and (e.line, e.column) == at(sql.format(refused), refused)

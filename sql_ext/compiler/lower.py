@@ -28,7 +28,7 @@ from sqlglot import exp
 
 from udtf.arrow import arrow_groups
 from udtf.compile import compile_pattern
-from udtf.expr import Classifier, MatchNumber, Nav
+from udtf.expr import Agg, Classifier, MatchNumber, Nav, type_of
 from udtf.plan import Atom, Condition, DerivedMask, EnginePlan, Limits, Output, OutputKind, RowsMode, Value
 from udtf.program import Program
 from udtf.sparksql.types import SqlType
@@ -39,7 +39,7 @@ from .interval import within_micros
 from .optimize import optimize
 from .parse import position, to_spark_sql
 from .plan import Plan
-from .typecheck import boolean, typed, zone_checked
+from .typecheck import boolean, implicit_collation, typed, zone_checked
 
 _LONG = Field("", "bigint", '"long"')
 _STRING = Field("", "string", '"string"')
@@ -142,7 +142,8 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
     define = tuple(_condition(c, types, ansi, zone, analysis, "DEFINE") for c in plan.define)
     until = tuple(_condition(c, types, ansi, zone, analysis, "UNTIL") for c in plan.until)
     atoms = tuple(Atom(_engine_expr(a.atom.expr, types, ansi, zone), a.atom.final) for a in plan.atoms)
-    columns = _columns(analysis, plan, partition, input_fields)
+    defaults = frozenset(plan.atom_name(k) for k, a in enumerate(atoms) if _default_string(a.expr))
+    columns = _columns(analysis, plan, partition, input_fields, defaults)
     names = clause.args["alias"].columns if clause.args.get("alias") is not None else []
     if names and len(names) != len(columns):
         raise error(f"AS {clause.alias} ({', '.join(n.name for n in names)}) names {len(names)} columns, but "
@@ -324,13 +325,36 @@ class _Column(NamedTuple):
     reads: frozenset  # the UDTF's output columns it reads
 
 
-def _columns(analysis: Analysis, plan: Plan, partition: list, input_fields: tuple) -> list:
+def _default_string(expr) -> bool:
+    """Is the atom a string of Spark's default collation strength (CLASSIFIER(), an aggregate
+    reading no string column: ``min(CLASSIFIER())``), where its column would have the implicit
+    one?"""
+    return isinstance(expr, (Classifier, Agg)) and SqlType.parse(type_of(expr)).is_string and \
+        not implicit_collation(expr)
+
+
+def _with_default_strength(e: exp.Expression, defaults: frozenset) -> exp.Expression:
+    """``e`` reading the atom columns ``defaults`` through a cast to BINARY and back, which keeps
+    their values and gives them the default collation strength: ``CLASSIFIER() = LAST(s)`` then
+    compares as ``s`` does, as Spark compares ``upper('a') = s``."""
+    wrap = lambda c: exp.cast(exp.cast(c, "BINARY"), "STRING")
+    if isinstance(e, exp.Column):
+        return wrap(e) if e.name in defaults else e
+    e = e.copy()
+    for column in list(e.find_all(exp.Column)):
+        if column.name in defaults:
+            column.replace(wrap(column.copy()))
+    return e
+
+
+def _columns(analysis: Analysis, plan: Plan, partition: list, input_fields: tuple, defaults: frozenset) -> list:
     """The clause's output columns, in order: the partition keys, then under ONE ROW PER MATCH
     the measures; under ALL ROWS the plain ORDER BY columns, the measures, the other input
-    columns; a window's: the input columns, its measures, its owner and frame row columns."""
+    columns; a window's: the input columns, its measures, its owner and frame row columns.
+    ``defaults``: the atoms of the default collation strength (``_default_string``)."""
     clause = analysis.clause
     plain = lambda name: _Column(name, quote(name), frozenset([name]))
-    measure = lambda name, e: _Column(name, f"{to_spark_sql(e)} AS {quote(name)}",
+    measure = lambda name, e: _Column(name, f"{to_spark_sql(_with_default_strength(e, defaults))} AS {quote(name)}",
                                       frozenset(c.name for c in e.find_all(exp.Column)))
     if analysis.frame is not None:  # every input column, measure k as ``measure_column``
         return [plain(f.name) for f in input_fields] + \

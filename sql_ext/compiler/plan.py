@@ -424,8 +424,7 @@ class _Planner:
         if isinstance(node, MatchNumber):
             return self.add_atom(MeasureAtom(Atom(ir.MatchNumber(), True)))
         if isinstance(node, Classifier):
-            return _default_collation(
-                self.add_atom(MeasureAtom(Atom(ir.Classifier(self.variable_set(node.this, node)), final))))
+            return self.add_atom(MeasureAtom(Atom(ir.Classifier(self.variable_set(node.this, node)), final)))
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
             members = self.variable_set(node.args.get("table"), node)
             column = analysis_column(self.analysis, node)
@@ -453,8 +452,7 @@ class _Planner:
 
         def at_row(n):
             if isinstance(n, Classifier):
-                return _default_collation(
-                    self.add_atom(MeasureAtom(Atom(ir.Classifier(members, mode, logical, physical), final))))
+                return self.add_atom(MeasureAtom(Atom(ir.Classifier(members, mode, logical, physical), final)))
             if isinstance(n, MatchNumber):
                 return self.add_atom(MeasureAtom(Atom(ir.MatchNumber(), True)))
             if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
@@ -490,15 +488,6 @@ class _Planner:
                 return exp.column(self.plan.atom_name(k), quoted=True)
         self.plan.atoms.append(atom)
         return exp.column(self.plan.atom_name(len(self.plan.atoms) - 1), quoted=True)
-
-
-def _default_collation(column: exp.Column) -> exp.Expression:
-    """A CLASSIFIER atom as Spark SQL of the default collation strength: CLASSIFIER() is a
-    function of no string argument, whose result Spark would give the default strength (it
-    yields to a column's collation: ``CLASSIFIER() = LAST(s)`` compares as ``s`` does), where
-    a column reference has the implicit one.  A cast to BINARY and back keeps the value and
-    drops the column's strength."""
-    return exp.cast(exp.cast(column, "BINARY"), "STRING")
 
 
 def _bounded(plan_: Plan) -> bool:

@@ -134,7 +134,7 @@ def _collation(expr: ir.Call, args: list, arg_types: list) -> str | None:
     arguments read from columns (implicit), over the literals' and casts' (default); None
     when no argument is read from a column.  Two different implicit collations are Spark's
     INDETERMINATE_COLLATION error."""
-    implicit = {inner.collation for a, t in zip(args, arg_types) if _implicit(a)
+    implicit = {inner.collation for a, t in zip(args, arg_types) if implicit_collation(a)
                 for inner in t.walk() if inner.is_string}
     if len(implicit) > 1:
         raise MatchRecognizeError(
@@ -143,12 +143,16 @@ def _collation(expr: ir.Call, args: list, arg_types: list) -> str | None:
     return next(iter(implicit), None)
 
 
-def _implicit(arg) -> bool:
-    """Is ``arg``'s collation implicit (read from a column), not default (a literal, a cast)?"""
-    if isinstance(arg, (ir.Lit, ir.Cast, ir.Classifier)):  # CLASSIFIER(): a function's result
+def implicit_collation(arg) -> bool:
+    """Is ``arg``'s collation implicit, not default?  Implicit: a column, and a cast, call or
+    aggregate of an implicit argument holding strings (``CAST(A.s AS STRING)``, ``max(A.s)``);
+    default: a literal, CLASSIFIER() (a function's result), what reads no string column
+    (``CAST(A.i AS STRING)``, ``max(CLASSIFIER())``)."""
+    if isinstance(arg, (ir.Lit, ir.Classifier, ir.MatchNumber)):
         return False
-    if isinstance(arg, ir.Call):
-        return any(_implicit(a) for a in arg.args)
+    if isinstance(arg, (ir.Cast, ir.Call, ir.Agg)):
+        inner = (arg.arg,) if isinstance(arg, ir.Cast) else arg.args
+        return any(implicit_collation(a) and any(t.is_string for t in SqlType.parse(ir.type_of(a)).walk()) for a in inner)
     return True
 
 
