@@ -3,6 +3,7 @@
     python bench/shapes.py [--rows 2000000] [--symbols 100] [--shapes 50] [--start 0] [--seed 1]
                            [--runs 2] [--timeout 60] [--json out.json] [--show 10]
     python bench/shapes.py --report a.json b.json ...      # the distribution over several chunks
+    python bench/shapes.py --engine [--named] ...           # sparkcep's engine alone, no Trino
 
 The data is bench/vs_trino.py's (both engines generate the same ``sym, ts, price, x`` rows from
 the same integer formulas).  Shape ``i`` is drawn from ``random.Random(f"{seed}:{i}")`` alone,
@@ -308,6 +309,31 @@ class Generator:
             (f"{sem}SUM({w}.x) * {sem}COUNT(*) - {sem}MAX({w}.price)", Kind.NUM)])
         return Measure(*choice)
 
+def named_shapes() -> list[Shape]:
+    """The shapes of issue 28's table (outside bench/vs_trino.py), numbered -1, -2, ..."""
+    vshape = ("STRT DOWN+ UP+", (("DOWN", "price < PREV(price)"), ("UP", "price > PREV(price)")))
+    num = lambda *sqls: tuple(Measure(s, Kind.NUM) for s in sqls)
+    shapes = [
+        ("ten measures V-shape", *vshape, (), num(
+            "STRT.ts", "LAST(DOWN.ts)", "LAST(UP.ts)", "MIN(DOWN.price)", "MAX(UP.price)", "COUNT(DOWN.*)",
+            "SUM(UP.price)", "FIRST(DOWN.price, 1)", "LAST(UP.price, 1)", "MATCH_NUMBER()"),
+         "ONE ROW PER MATCH", "SKIP PAST LAST ROW"),
+        ("ALL ROWS WITH UNMATCHED ROWS", *vshape, (), (Measure("CLASSIFIER()", Kind.STR),),
+         "ALL ROWS PER MATCH WITH UNMATCHED ROWS", "SKIP PAST LAST ROW"),
+        ("alternation of two-row groups in a loop", "S (U U | D D)+ X",
+         (("U", "price > PREV(price)"), ("D", "price < PREV(price)"), ("X", "x < 3")), (),
+         num("FIRST(S.ts)", "LAST(X.ts)"), "ONE ROW PER MATCH", "SKIP PAST LAST ROW"),
+        ("SUBSET COUNT, LAST of another variable in DEFINE", "A B+ C",
+         (("B", "price >= LAST(A.price) AND COUNT(U.*) <= 6"), ("C", "price < LAST(B.price)")),
+         (("U", ("A", "B")),), num("FIRST(A.ts)", "COUNT(U.*)", "LAST(C.ts)"), "ONE ROW PER MATCH",
+         "SKIP PAST LAST ROW"),
+        ("SKIP TO NEXT ROW, overlapping", "A B+ C", (("B", "price > PREV(price)"), ("C", "x < 4")), (),
+         num("FIRST(A.ts)", "LAST(C.ts)"), "ONE ROW PER MATCH", "SKIP TO NEXT ROW"),
+    ]
+    return [Shape(-1 - i, pattern, defines, subsets, measures, rows, skip, frozenset({name}))
+            for i, (name, pattern, defines, subsets, measures, rows, skip) in enumerate(shapes)]
+
+
 # ---- running --------------------------------------------------------------------------------
 def same(a, b) -> bool:
     if len(a) != len(b):
@@ -519,6 +545,9 @@ def engine_times(args, shapes: list[Shape]) -> None:
         out = run()
         times.append((time.perf_counter() - start, out, shape))
         print(f"shape {shape.index:4d} engine {times[-1][0]:6.2f} s, {out:,} rows | {shape.describe()}", flush=True)
+    per_row = [seconds * 1e6 / args.rows for seconds, _, _ in times]
+    print(f"\nengine µs per input row over {len(times)} shapes: median {percentile(per_row, .5):.2f}, "
+          f"p95 {percentile(per_row, .95):.2f}, max {max(per_row):.2f}")
     print("\nslowest:")
     for seconds, out, shape in sorted(times, key=lambda t: -t[0])[:args.show]:
         print(f"shape {shape.index:4d} engine {seconds:6.2f} s, {out:,} rows | {shape.describe()}")
@@ -529,7 +558,7 @@ def profile(args, index: int) -> None:
     import cProfile
     import pstats
 
-    shape = Generator(args.seed).shape(index)
+    shape = named_shapes()[-1 - index] if index < 0 else Generator(args.seed).shape(index)
     print(f"-- shape {index}: {shape.describe()}\n{shape.query(TABLE)}")
     run = EngineAlone(args).prepare(shape)
     profiler = cProfile.Profile()
@@ -557,6 +586,7 @@ def main(argv=None) -> int:
     parser.add_argument("--engine", action="store_true",
                         help="time sparkcep's engine alone (in this process, no Trino) on each shape")
     parser.add_argument("--profile", type=int, metavar="INDEX", help="cProfile sparkcep's engine on this shape")
+    parser.add_argument("--named", action="store_true", help="the shapes of issue 28's table instead of drawn ones")
     parser.add_argument("--report", nargs="+", metavar="JSON", help="report over these result files and stop")
     args = parser.parse_args(argv)
     if args.report:
@@ -567,7 +597,7 @@ def main(argv=None) -> int:
         profile(args, args.profile)
         return 0
     generator = Generator(args.seed)
-    shapes = [generator.shape(i) for i in range(args.start, args.start + args.shapes)]
+    shapes = named_shapes() if args.named else [generator.shape(i) for i in range(args.start, args.start + args.shapes)]
     if args.engine:
         engine_times(args, shapes)
         return 0
