@@ -277,7 +277,7 @@ def make_profiled_udtf(plan, return_type):
 
             # instance attributes shadow the methods (Matcher.finish calls self.feed)
             runner.matcher.feed = timed("match", runner.matcher.feed)
-            runner.emitter.rows = timed("emit", runner.emitter.rows)
+            runner.emitter.emit = timed("emit", runner.emitter.emit)
             runner._segments = timed("segments", runner._segments, generator=True)
             append = runner._append
 

@@ -16,6 +16,11 @@ As Trino evaluates measures: FIRST(x, n) counts over the whole match even under 
 CLASSIFIER navigation sees every row of the match (NEXT(CLASSIFIER()) is the next row's
 variable) and is NULL outside it; in an empty match navigations and CLASSIFIER are NULL,
 MATCH_NUMBER is its number and aggregates are over no rows.
+
+Every atom is computed for all the matches of a flush at once, over their rows as arrays
+(``Spans``): navigations and CLASSIFIER from the ranks of the rows of their variables,
+COUNT / SUM / AVG / MIN / MAX over numeric columns with numpy (``udtf.emit_folds``); any other
+aggregate folds its own rows with its Spark fold, one step per row it reads.
 """
 from __future__ import annotations
 
@@ -25,13 +30,15 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from .expr import Agg, Classifier, Fact, FactTable, MatchNumber, Nav, NavMode, facts_of, fold_of, position_fact
+from .emit_folds import VectorFold
+from .expr import Agg, Classifier, Fact, FactTable, MatchNumber, Nav, NavMode, fold_of
 from .match import MatchBlock
 from .plan import RowsMode
 from .rows import Match, MatchKind, Unmatched
 
 
 def _vectorizable(expr) -> bool:
+    """Does ``_emit_block`` compute ``expr`` (from a block's rows per element)?"""
     if isinstance(expr, Nav):
         return expr.column is None and not expr.logical
     if isinstance(expr, Agg):
@@ -41,20 +48,77 @@ def _vectorizable(expr) -> bool:
     return isinstance(expr, MatchNumber)
 
 
-class Arrays(NamedTuple):
-    """Matches as arrays: ``starts`` / ``numbers`` per match, ``rows`` / ``variables`` /
-    ``owner`` (index of its match) per matched row, in match order."""
-    starts: list
-    numbers: list
+class Spans(NamedTuple):
+    """Matches as arrays.  Per match: ``sources`` (the row its output stands for),
+    ``numbers`` (MATCH_NUMBER where ``numbered``), ``timed_out``, ``unmatched`` (a row in no
+    match: every atom NULL); per matched row, in match order: ``rows``, ``variables``,
+    ``excluded`` and ``owner`` (index of its match); ``bounds``: match k's rows are
+    ``bounds[k]:bounds[k + 1]``; ``memo``: arrays derived from these, shared by the atoms."""
+    sources: np.ndarray
+    numbers: np.ndarray
+    numbered: np.ndarray
+    timed_out: np.ndarray
+    unmatched: np.ndarray
     rows: np.ndarray
     variables: np.ndarray
+    excluded: np.ndarray
     owner: np.ndarray
+    bounds: np.ndarray
+    memo: dict
 
+    @staticmethod
+    def of_matches(matches: list) -> Spans:
+        count = len(matches)
+        flat = list(itertools.chain.from_iterable(m.rows for m in matches))
+        lengths = np.fromiter((len(m.rows) for m in matches), dtype=np.int64, count=count)
+        column = lambda k, dtype: np.fromiter((r[k] for r in flat), dtype=dtype, count=len(flat))
+        kinds = [m.kind for m in matches]
+        return Spans(np.fromiter((m.source for m in matches), dtype=np.int64, count=count),
+                     np.fromiter((m.number or 0 for m in matches), dtype=np.int64, count=count),
+                     np.fromiter((m.number is not None for m in matches), dtype=bool, count=count),
+                     np.fromiter((k is MatchKind.TIMED_OUT for k in kinds), dtype=bool, count=count),
+                     np.fromiter((k is MatchKind.UNMATCHED for k in kinds), dtype=bool, count=count),
+                     column(0, np.int64), column(1, np.int64), column(2, bool),
+                     np.repeat(np.arange(count), lengths), np.append(0, np.cumsum(lengths)), {})
 
-class OutputRow(NamedTuple):
-    source: int  # partition row that the non-measure columns come from
-    atoms: tuple
-    timed_out: bool = False  # it stands for a timed-out partial match
+    @staticmethod
+    def of_block(block: MatchBlock) -> Spans:
+        count, lengths = len(block), block.lengths
+        no = np.zeros(count, dtype=bool)
+        return Spans(np.asarray(block.starts, dtype=np.int64), block.numbers, ~no, no, no, block.rows,
+                     block.variables, np.zeros(len(block.rows), dtype=bool), block.owner,
+                     np.append(0, np.cumsum(lengths)), {})
+
+    @staticmethod
+    def concat(parts: list) -> Spans:
+        """The matches of ``parts`` in order, as one."""
+        if len(parts) == 1:
+            return parts[0]
+        matches = np.cumsum([0] + [len(p.sources) for p in parts])
+        rows = np.cumsum([0] + [len(p.rows) for p in parts])
+        joined = [np.concatenate(arrays) for arrays in zip(*(p[:9] for p in parts))]
+        joined[8] = np.concatenate([p.owner + m for p, m in zip(parts, matches)])
+        bounds = np.concatenate([p.bounds[:-1] + r for p, r in zip(parts, rows)] + [rows[-1:]])
+        return Spans(*joined, bounds, {})
+
+    def hit(self, vars_) -> np.ndarray:
+        """Per matched row: is it one of variables ``vars_`` (None: any)?"""
+        key = ("hit", vars_)
+        if key not in self.memo:
+            if vars_ is None:
+                self.memo[key] = np.ones(len(self.rows), dtype=bool)
+            else:
+                member = np.zeros(max(*vars_, int(self.variables.max(initial=0))) + 1, dtype=bool)
+                member[list(vars_)] = True
+                self.memo[key] = member[self.variables]
+        return self.memo[key]
+
+    def before(self, vars_) -> np.ndarray:
+        """Rows of variables ``vars_`` before each matched row (and after the last one)."""
+        key = ("before", vars_)
+        if key not in self.memo:
+            self.memo[key] = np.append(0, np.cumsum(self.hit(vars_)))
+        return self.memo[key]
 
 
 class Emitted(NamedTuple):
@@ -71,19 +135,17 @@ class Emitter:
 
     def __init__(self, atoms, rows_mode: RowsMode, var_names, values: dict, size, ansi: bool = True,
                  zone: str = "UTC", frame=None):
-        needed: dict = {}
-        for atom in atoms:
-            facts_of(atom.expr, needed)
-        self.table = FactTable(list(needed), values, var_names, ansi, zone)
+        aggs = [atom.expr for atom in atoms if isinstance(atom.expr, Agg)]
+        self.table = FactTable(list(dict.fromkeys(Fact("agg", a.vars, a) for a in aggs)), values, var_names,
+                               ansi, zone)
+        self.folds = {a: fold_of(a, ansi, zone) for a in aggs}
+        self.vector_folds = {a: VectorFold.of(a, self.folds[a]) for a in aggs}
         self.size = size
         self.var_names = var_names
-        self.names = np.array(var_names, dtype=object)  # (CLASSIFIER's values)
-        self.running = [(k, self._atom(a.expr)) for k, a in enumerate(atoms) if not a.final]
-        self.final = [(k, self._atom(a.expr)) for k, a in enumerate(atoms) if a.final]
+        self.names = np.array(list(var_names) + [None], dtype=object)  # (CLASSIFIER's values; -1: NULL)
         self.width = len(atoms)
         self.one_row = rows_mode in (RowsMode.ONE, RowsMode.WINDOW)
         self.frame = frame  # a window's (``udtf.plan.Frame``): navigation lands in a row's frame
-        self.bounds = (0, 0)  # the rows navigation may land on, for the match being evaluated
         self.omit_empty = rows_mode is RowsMode.ALL_OMIT
         self.atoms = [atom.expr for atom in atoms]
         self.vectorized = all(_vectorizable(expr) for expr in self.atoms)
@@ -97,16 +159,23 @@ class Emitter:
         columns: list = [[] for _ in range(self.width)]
         flags: list = []
         plain: list = []
+        spans: list = []  # of the items since the last part emitted (one ``_emit_spans``)
         for item in matches + [None]:
             if isinstance(item, Match):
                 plain.append(item)
                 continue
-            parts = []
             if plain:
-                parts.append(self._emit_plain(plain))
+                spans.append(Spans.of_matches(plain))
                 plain = []
+            if isinstance(item, MatchBlock) and not self.vectorized:
+                spans.append(Spans.of_block(item))
+                continue
+            parts = []
+            if spans:
+                parts.append(self._emit_spans(Spans.concat(spans)))
+                spans = []
             if isinstance(item, MatchBlock):
-                parts.append(self._emit_block(item) if self.vectorized else self._emit_plain(item.matches()))
+                parts.append(self._emit_block(item))
             elif isinstance(item, Unmatched):  # a window's rows without a match: NULL atoms
                 count = len(item.rows)
                 parts.append((item.rows, [[None] * count] * self.width, [False] * count))
@@ -117,76 +186,128 @@ class Emitter:
                     column.append(more)
         return Emitted(sources, columns, flags)
 
-    def _emit_plain(self, matches: list):
-        if self.vectorized and all(m.kind is MatchKind.MATCH for m in matches) and \
-                (self.one_row or all(m.rows and not any(r[2] for r in m.rows) for m in matches)):
-            count = len(matches)
-            flat = list(itertools.chain.from_iterable(m.rows for m in matches))
-            lengths = np.fromiter((len(m.rows) for m in matches), dtype=np.int64, count=count)
-            return self._emit_arrays(Arrays(
-                [m.source for m in matches], [m.number for m in matches],
-                np.fromiter((r[0] for r in flat), dtype=np.int64, count=len(flat)),
-                np.fromiter((r[1] for r in flat), dtype=np.int64, count=len(flat)),
-                np.repeat(np.arange(count), lengths)))
-        rows = [r for match in matches for r in self.rows(match)]
-        return ([r.source for r in rows], [[r.atoms[k] for r in rows] for k in range(self.width)],
-                [r.timed_out for r in rows])
-
-    def _emit_arrays(self, m: Arrays):
-        """Navigations, counts of rows, CLASSIFIER and MATCH_NUMBER computed with numpy over all
-        matches at once: one row per match (RUNNING = FINAL there), or one row per matched row
-        (no excluded rows, no empty matches) with RUNNING values up to that row."""
-        count, matched = len(m.starts), len(m.rows)
-        # one padding entry so that "no row" (-1 -> 0) can be gathered and then masked
-        rows, variables, owner = np.append(m.rows, 0), np.append(m.variables, 0), m.owner
-        numbers = np.asarray(m.numbers, dtype=np.int64)
-        first_of = np.searchsorted(owner, np.arange(count))  # index of each match's first row
-        bounds = self._frames(np.asarray(m.starts, dtype=np.int64)) if self.frame is not None else None
+    def _emit_spans(self, s: Spans):
+        """Every atom over all the matches of ``s`` at once: per output row, the match it
+        belongs to and the matched row it is (-1: the row of an empty match or of an
+        unmatched row), each atom's RUNNING values taken at that row, FINAL ones per match."""
+        count = len(s.sources)
+        if self.one_row:
+            match = np.arange(count)
+            at = np.full(count, -1, dtype=np.int64)
+        else:
+            lengths = np.diff(s.bounds)
+            alone = np.flatnonzero((lengths == 0) & (s.unmatched | (not self.omit_empty)))
+            kept = np.flatnonzero(~s.excluded)
+            order = np.argsort(np.concatenate([s.owner[kept], alone]), kind="stable")
+            match = np.concatenate([s.owner[kept], alone])[order]
+            at = np.concatenate([kept, np.full(len(alone), -1, dtype=np.int64)])[order]
+        row = at >= 0
+        sources = np.where(row, s.rows[np.maximum(at, 0)] if len(s.rows) else 0, s.sources[match])
+        null = s.unmatched[match]
+        frames = self._frames(s.sources) if self.frame is not None else None
         columns = []
         for expr, final in zip(self.atoms, self.finals):
             running = not self.one_row and not final
             if isinstance(expr, MatchNumber):
-                columns.append(numbers.tolist() if self.one_row else numbers[owner].tolist())
+                columns.append(_listed(s.numbers[match], s.numbered[match]))
                 continue
-            vs = expr.vars
-            hit = np.isin(variables[:-1], vs) if vs is not None else np.ones(matched, dtype=bool)
-            if isinstance(expr, Agg):  # count of rows
-                if running:
-                    counts = np.cumsum(hit)
-                    columns.append((counts - np.append(0, counts)[first_of][owner]).tolist())
-                else:
-                    total = np.bincount(owner[hit], minlength=count)
-                    columns.append(total.tolist() if self.one_row else total[owner].tolist())
-                continue
-            first = isinstance(expr, Nav) and expr.mode is NavMode.FIRST
-            if running and not first:  # the last hit at or before each row of its match
-                position = np.arange(matched)
-                latest = np.maximum.accumulate(np.where(hit, position, first_of[owner] - 1))
-                pick = np.where(latest >= first_of[owner], latest, -1)
+            values, valid = self._atom(s, expr, running, frames)
+            if running and not row.all():  # an empty match's row: over no rows
+                values, valid = _appended(values, valid, self._empty(expr))
+                pick = np.where(row, at, len(values) - 1)
             else:
-                hits = np.flatnonzero(hit)
-                pick = np.full(count, -1, dtype=np.int64)
-                if len(hits):
-                    if first:
-                        owners, where = np.unique(owner[hits], return_index=True)
-                    else:
-                        owners, where = np.unique(owner[hits][::-1], return_index=True)
-                        where = len(hits) - 1 - where
-                    pick[owners] = hits[where]
-                if not self.one_row:
-                    pick = pick[owner]
-            present = pick >= 0
-            if isinstance(expr, Classifier):
-                columns.append(np.where(present, self.names[variables[np.maximum(pick, 0)]], None).tolist())
+                pick = at if running else match
+            values, valid = values[pick], valid[pick] & ~null
+            if isinstance(expr, Nav):
+                columns.append(pa.array(values, mask=~valid, type=pa.int64()))
+            elif isinstance(expr, Classifier):
+                columns.append(self.names[np.where(valid, values, -1)].tolist())
+            else:
+                columns.append(_listed(values, valid))
+        return sources, columns, s.timed_out[match].tolist()
+
+    def _empty(self, expr):
+        """The value of ``expr`` in an empty match (or None)."""
+        if isinstance(expr, Agg):
+            fold = self.folds[expr]
+            return fold.result(fold.initial)
+        return None
+
+    def _atom(self, s: Spans, expr, running: bool, frames):
+        """(values, valid) of ``expr`` per matched row (``running``) or per match."""
+        if isinstance(expr, Agg):
+            vector = self.vector_folds[expr]
+            found = None if vector is None else vector.evaluate(s, running, self.table.ansi, self.table.columns)
+            return self._folded(s, expr, running) if found is None else found
+        if not len(s.rows):  # (no row to land on)
+            count = len(s.sources)
+            return np.zeros(count, dtype=np.int64), np.zeros(count, dtype=bool)
+        pick, valid = self._landing(s, expr, running)
+        target = s.rows[pick] + expr.physical
+        lo, hi = (0, self.size()) if frames is None else (f[s.owner] if running else f for f in frames)
+        valid &= (target >= lo) & (target < hi)
+        if isinstance(expr, Nav):
+            return target, valid
+        if expr.physical:  # the variable of the row landed on, while it is in the match
+            first, end = s.bounds[s.owner[pick]], s.bounds[s.owner[pick] + 1]
+            at = first + target - s.rows[first]
+            inside = (at >= first) & (at < end)
+            pick = np.where(inside, at, 0)
+            valid &= inside & (s.rows[pick] == target)
+        return s.variables[pick], valid
+
+    def _landing(self, s: Spans, expr, running: bool):
+        """(index of the matched row, found) that a navigation or CLASSIFIER starts from: the
+        logical-th FIRST of its variables' rows in the match, or LAST in the match (FINAL) or up
+        to each row (RUNNING)."""
+        hits = np.flatnonzero(s.hit(expr.vars))
+        before = s.before(expr.vars)  # hits before each matched row
+        base = before[s.bounds[:-1]]
+        first, logical = expr.mode is NavMode.FIRST, expr.logical
+        if running and not first:
+            rank = before[1:] - 1 - logical
+            found = rank >= base[s.owner]
+        else:
+            total = before[s.bounds[1:]] - base
+            rank = base + logical if first else base + total - 1 - logical
+            found = total > logical
+            if running:  # (FIRST counts over the whole match)
+                rank, found = rank[s.owner], found[s.owner]
+        if not len(hits):
+            return np.zeros(len(rank), dtype=np.int64), np.zeros(len(rank), dtype=bool)
+        return hits[np.where(found, rank, 0)], found
+
+    def _folded(self, s: Spans, expr: Agg, running: bool):
+        """(values, valid) of an aggregate folded row by row with its Spark fold: per matched
+        row that is output (``running``), or per match."""
+        table = self.table
+        update, initial = table.updater(table.index[Fact("agg", expr.vars, expr)])
+        result = self.folds[expr].result
+        rows, variables, bounds = s.rows.tolist(), s.variables.tolist(), s.bounds.tolist()
+        numbers, numbered = s.numbers.tolist(), s.numbered.tolist()
+        out = [None] * (len(rows) if running else len(numbers))
+        read, shown = s.hit(expr.vars).tolist(), (~s.excluded).tolist()
+        for k, unmatched in enumerate(s.unmatched.tolist()):
+            if unmatched:
                 continue
-            columns.append(self._row_indexes(present, rows[np.maximum(pick, 0)] + expr.physical, bounds))
-        return (m.starts if self.one_row else m.rows), columns, [False] * (count if self.one_row else matched)
+            table.match_number = numbers[k] if numbered[k] else None
+            state, value, fresh = initial, None, False  # (``value``: ``state``'s result when ``fresh``)
+            for i in range(bounds[k], bounds[k + 1]):
+                if read[i]:
+                    state, fresh = update(state, rows[i], variables[i]), False
+                if running and shown[i]:
+                    if not fresh:
+                        value, fresh = result(state), True
+                    out[i] = value
+            if not running:
+                out[k] = result(state)
+        return np.array(out + [None], dtype=object)[:-1], np.ones(len(out), dtype=bool)
 
     def _emit_block(self, block: MatchBlock):
-        """A flat sequence's matches from the rows of each element, as ``_emit_arrays`` computes
-        them: a value fixed for a match or a (match, element) is repeated over its rows (ONE ROW
-        PER MATCH: one per match), and under ALL ROWS a row of an element a RUNNING atom reads is
-        its own LAST."""
+        """A flat sequence's matches from the rows of each element, when every atom is one
+        ``_vectorizable`` takes: a value fixed for a match or a (match, element) is repeated
+        over its rows (ONE ROW PER MATCH: one per match), and under ALL ROWS a row of an element
+        a RUNNING atom reads is its own LAST."""
         takes, elements = block.takes, np.asarray(block.elements, dtype=np.int64)
         count, width = takes.shape
         per_match = (lambda fixed: fixed) if self.one_row else (lambda fixed: np.repeat(fixed, block.lengths))
@@ -231,11 +352,11 @@ class Emitter:
         return rows, columns, [False] * len(rows)
 
     def _frames(self, owners):
-        """(lo, hi) of the frames of the rows ``owners`` (a number or an array): the rows
-        navigation in their matches' measures may land on."""
+        """(lo, hi) of the frames of the rows ``owners`` (an array): the rows navigation in
+        their matches' measures may land on."""
         size = self.size()
         if self.frame.end is None:
-            return owners, size
+            return owners, np.full(len(owners), size)
         return owners, np.minimum(owners + self.frame.end + 1, size)
 
     def _row_indexes(self, present: np.ndarray, target: np.ndarray, bounds=None) -> pa.Array:
@@ -245,88 +366,20 @@ class Emitter:
         valid = present & (target >= lo) & (target < hi)
         return pa.array(target, mask=~valid, type=pa.int64())
 
-    # ---- row by row ----------------------------------------------------------------------
-    def _atom(self, expr):
-        """``fn(row, running, final, number, labels) -> value``: ``running`` / ``final`` are the
-        facts up to the output row / of the whole match; ``labels``: row -> variable."""
-        index, names = self.table.index, self.var_names
-        if isinstance(expr, MatchNumber):
-            return lambda row, running, final, number, labels: number
-        if isinstance(expr, Agg):
-            slot = index[Fact("agg", expr.vars, expr)]
-            result = fold_of(expr, self.table.ansi, self.table.zone).result
-            return lambda row, running, final, number, labels: result(running[slot])
-        slot = index[position_fact(expr.mode, expr.vars, expr.logical)]
-        pick = expr.logical if expr.mode is NavMode.FIRST else -1 - expr.logical
-        logical, physical = expr.logical, expr.physical
-        whole = expr.mode is NavMode.FIRST  # FIRST counts over the whole match (Trino)
 
-        def target(running, final):
-            found = (final if whole else running)[slot]
-            if logical:
-                if len(found) <= logical:
-                    return None
-                found = found[pick]
-            if found is None:
-                return None
-            row = found[0] + physical
-            lo, hi = self.bounds
-            return row if lo <= row < hi else None
+def _appended(values: np.ndarray, valid: np.ndarray, value) -> tuple:
+    """(values, valid) with ``value`` after them (None: not valid)."""
+    if value is None:
+        return np.append(values, np.zeros(1, dtype=values.dtype)), np.append(valid, False)
+    out = np.empty(len(values) + 1, dtype=object)
+    out[:-1], out[-1] = values, value
+    return out, np.append(valid, True)
 
-        if isinstance(expr, Classifier):
-            def label(row, running, final, number, labels):
-                found = labels.get(target(running, final))
-                return None if found is None else names[found]
 
-            return label
-        return lambda row, running, final, number, labels: target(running, final)
-
-    def rows(self, match: Match) -> list:
-        if match.kind is MatchKind.UNMATCHED:
-            return [OutputRow(match.start, (None,) * self.width)]
-        rows = self._rows(match)
-        return [row._replace(timed_out=True) for row in rows] if match.kind is MatchKind.TIMED_OUT else rows
-
-    def _rows(self, match: Match) -> list:
-        table, number = self.table, match.number
-        self.bounds = (0, self.size()) if self.frame is None else tuple(map(int, self._frames(match.source)))
-        table.match_number = number
-        facts, fold = table.initial, table.fold
-        if not match.rows:
-            if self.omit_empty:
-                return []
-            values = [None] * self.width
-            for k, fn in self.running + self.final:
-                atom = self.atoms[k]
-                if isinstance(atom, (MatchNumber, Agg)):
-                    values[k] = fn(match.start, facts, facts, number, {})
-            return [OutputRow(match.source, tuple(values))]
-        labels = {row: var for row, var, _ in match.rows}
-        if self.one_row:
-            for row, var, _ in match.rows:
-                facts = fold(facts, row, var)
-            last = match.rows[-1][0]
-            return [OutputRow(match.source, self._evaluate(last, facts, facts, number, labels,
-                                                          self.running + self.final))]
-        states = []
-        for row, var, excluded in match.rows:
-            facts = fold(facts, row, var)
-            if not excluded:
-                states.append((row, facts))
-        last = match.rows[-1][0]
-        final = [(k, fn(last, facts, facts, number, labels)) for k, fn in self.final]
-        out = []
-        for row, row_facts in states:
-            values = [None] * self.width
-            for k, fn in self.running:
-                values[k] = fn(row, row_facts, facts, number, labels)
-            for k, value in final:
-                values[k] = value
-            out.append(OutputRow(row, tuple(values)))
-        return out
-
-    def _evaluate(self, row, running, final, number, labels, fns) -> tuple:
-        values = [None] * self.width
-        for k, fn in fns:
-            values[k] = fn(row, running, final, number, labels)
-        return tuple(values)
+def _listed(values: np.ndarray, valid: np.ndarray) -> list:
+    """``values`` as Python values, None where not ``valid``."""
+    if valid.all():
+        return values.tolist()
+    out = values.astype(object)
+    out[~valid] = None
+    return out.tolist()

@@ -286,6 +286,10 @@ class FactTable:
 
         return update, fold.initial
 
+    def updater(self, slot: int):
+        """(``update(old, row, var) -> new``, initial value) of fact ``slot`` alone."""
+        return self._updaters[slot], self.initial[slot]
+
     def shifted(self, facts: tuple, shift: int) -> tuple:
         """``facts`` with the row indexes they hold moved down by ``shift``."""
         out = []
