@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from tests import match_state_support as M
+from spark_confs import in_ansi_mode
 from udtf.sparksql import aggregates
 from udtf.sparksql.coercion import Literal, literal
 from udtf.sparksql.errors import SparkAnalysisError
@@ -403,11 +404,11 @@ class Outcome:
                 f"values, {self.errors} error classes; SQL: {self.report.summary()}")
 
 
+@in_ansi_mode
 def run(spark, ansi: bool, seed: str, sql: bool = True) -> Outcome:
     """Every registered aggregate over ``Table`` against Spark (see module doc): the library's
     folds over every case of ``sample`` (of all with SPARKCEP_AGGREGATES_FULL=1) and, with ``sql``,
     through MATCH_RECOGNIZE (MEASURES and DEFINE) too (the full set: those over ``VARIANTS``); of the cases raising errors, one per aggregate and errors."""
-    spark.conf.set("spark.sql.ansi.enabled", str(ansi).lower())
     table = Table(spark, random.Random(seed))
     every = calls(table, ansi)
     typed = [c for c in every if c.signature is not None]

@@ -1,4 +1,8 @@
+import contextlib
+
 import pytest
+
+from spark_confs import session_confs
 
 
 @pytest.fixture(scope="session")
@@ -9,6 +13,14 @@ def spark():
     session = get_spark(app_name="sparkcep-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def confs():
+    """``confs(session, {key: value})`` sets Spark confs for the test; its teardown restores
+    them (``spark_confs.session_confs``)."""
+    with contextlib.ExitStack() as stack:
+        yield lambda session, values: stack.enter_context(session_confs(session, values))
 
 
 @pytest.hookimpl(tryfirst=True)

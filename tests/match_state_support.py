@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from tests import spark_semantics_support as S
+from spark_confs import in_ansi_mode
 from udtf.errors import MatchRecognizeError
 from udtf.sparksql import scalar
 from udtf.sparksql.coercion import Literal
@@ -478,11 +479,11 @@ def single_query(view: str, case: Case, condition: str) -> str:
             f"  MEASURES A.o AS ao\n  PATTERN (A B)\n  DEFINE B AS {condition}\n) AS m")
 
 
+@in_ansi_mode
 def define_batch(spark, rng: random.Random, n_exprs: int, ansi: bool, report: Report, *, name="ms",
                  k: int = 7, n_rows: int = 6, depth=(1, 3), max_error_checks: int = 8,
                  max_analysis_checks: int = 6, max_special_checks: int = 4, invalid: float = 0.1):
     """Generate ``n_exprs`` expressions over a fresh random table and compare them (see module doc)."""
-    spark.conf.set("spark.sql.ansi.enabled", str(ansi).lower())
     table = Table(spark, rng, name, k, n_rows)
     gen = Gen(rng, table.columns)
     cases = [Case(i, gen.top(rng.randint(*depth), None if rng.random() < invalid else ansi)) for i in range(n_exprs)]
@@ -1070,12 +1071,12 @@ def _oracle(spark, cases: list, report: Report) -> tuple:
     return {(r["k"], r["t"]): r.asDict() for r in rows}, types
 
 
+@in_ansi_mode
 def aggregate_batch(spark, rng: random.Random, n_cases: int, ansi: bool, report: Report, *,
                     partitions: int = 3, rows: int = 8, columns: int = 6, max_error_checks: int = 3,
                     define: bool = True):
     """Random aggregates in MEASURES (RUNNING and FINAL) and in DEFINE against Spark's window
     aggregates over the same rows (see module doc)."""
-    spark.conf.set("spark.sql.ansi.enabled", str(ansi).lower())
     table = AggTable(spark, rng, partitions, rows, columns)
     cases = []
     while len(cases) < n_cases:

@@ -3,6 +3,8 @@ SparkSession, so a conf a test leaves changed changes every test after it."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 
 
 @contextlib.contextmanager
@@ -20,3 +22,16 @@ def session_confs(session, confs: dict):
                 session.conf.unset(key)
             else:
                 session.conf.set(key, value)
+
+
+def in_ansi_mode(fn):
+    """``fn(spark, ..., ansi, ...)`` run with spark.sql.ansi.enabled set to its ``ansi``
+    argument, restored after."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        with session_confs(bound.arguments["spark"], {"spark.sql.ansi.enabled": str(bound.arguments["ansi"]).lower()}):
+            return fn(*args, **kwargs)
+    return run

@@ -14,6 +14,7 @@ import random
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from spark_confs import in_ansi_mode
 from udtf.sparksql import scalar
 from udtf.sparksql.coercion import Literal, literal
 from udtf.sparksql.functions import compile_call, function, resolve
@@ -316,9 +317,9 @@ class Outcome:
     mismatches: list = field(default_factory=list)
 
 
+@in_ansi_mode
 def run_batch(spark, trees: list[Node], ansi: bool, outcome: Outcome, max_analysis_checks=20):
     """Compare our resolution and evaluation of ``trees`` with Spark's, in ANSI mode ``ansi``."""
-    spark.conf.set("spark.sql.ansi.enabled", "true" if ansi else "false")
     base = table_sql()
     ok, errs, analysis = [], [], []
     for node in trees:
@@ -471,9 +472,9 @@ def agg_values(rng: random.Random, t: SqlType, n: int) -> list:
     return [None if rng.random() < 0.15 else rng.choice(pool) for _ in range(n)]
 
 
+@in_ansi_mode
 def run_aggregates(spark, rng: random.Random, ansi: bool, outcome: Outcome, rows: int = 6):
     from udtf.sparksql.aggregates import aggregate
-    spark.conf.set("spark.sql.ansi.enabled", "true" if ansi else "false")
     cols = {f"c{i}": (t, agg_values(rng, t, rows)) for i, t in enumerate(AGG_TYPES)}
     names = list(cols)
     data = [[cols[n][1][r] for n in names] for r in range(rows)]

@@ -11,6 +11,7 @@ import pytest
 
 import sql_ext
 from sql_ext.spark import shipping
+from spark_confs import session_confs
 from sql_support import at, mr_spark, rows, view  # noqa: F401  (fixture)
 from udtf.errors import MatchRecognizeError
 
@@ -34,11 +35,8 @@ def params(mr_spark):
     substitution: Spark's legacy (analyzer) binding works with it (docs/deploying.md)."""
     view(mr_spark, "params", "k string, t int, p int", ROWS)
     delta = sql_ext.session_kind(mr_spark) == "classic"  # the Connect tier's server has no Delta
-    if delta:
-        mr_spark.conf.set("spark.sql.legacy.parameterSubstitution.constantsOnly", "true")
-    yield mr_spark
-    if delta:
-        mr_spark.conf.unset("spark.sql.legacy.parameterSubstitution.constantsOnly")
+    with session_confs(mr_spark, {"spark.sql.legacy.parameterSubstitution.constantsOnly": "true"} if delta else {}):
+        yield mr_spark
 
 
 def test_literal_query(params):

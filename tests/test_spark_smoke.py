@@ -30,26 +30,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import cloudpickle
 from pyspark.sql.functions import arrow_udtf
+from spark_confs import session_confs
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 UTC = dt.timezone.utc
-
-
-def _set_conf(spark, key, value):
-    """Set a session conf; return a function that restores the previous state."""
-    missing = object()
-    old = spark.conf.get(key, None)
-    old = missing if old is None else old
-    spark.conf.set(key, value)
-
-    def restore():
-        if old is missing:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, old)
-
-    return restore
 
 
 # --------------------------------------------------------------------------
@@ -134,16 +119,13 @@ def test_arrow_udtf_partition_boundaries_across_batches(spark):
         """
     ).createOrReplaceTempView("smoke_events")
 
-    restore = _set_conf(spark, "spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
-    try:
+    with session_confs(spark, {"spark.sql.execution.arrow.maxRecordsPerBatch": "1000"}):
         got = spark.sql(
             """
             SELECT * FROM smoke_udtf(TABLE(
               SELECT k, ts, v FROM smoke_events DISTRIBUTE BY k SORT BY k, ts))
             """
         ).collect()
-    finally:
-        restore()
     assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "10000"
 
     expected = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 import sql_ext
+from spark_confs import session_confs
 from sql_support import analysis_error, at, mr_spark, view  # noqa: F401  (fixture)
 from udtf.errors import MatchRecognizeError
 
@@ -381,18 +382,14 @@ CAST_FAILS = '[CAST_INVALID_INPUT] The value \'{}\' of the type "STRING" cannot 
     (dict(measures="CAST(LAST(A.k) AS INT) AS x"), "CAST(LAST(A.k) AS INT)", "a"),  # over the engine's atom
     (dict(define="B AS CAST(A.k AS INT) > p"), "CAST(A.k AS INT)", "a"),  # match state: the engine computes it
 ])
-def test_run_time_errors_name_the_users_construct(spark, series, parts, needle, value):
+def test_run_time_errors_name_the_users_construct(spark, series, confs, parts, needle, value):
     """An error of the running query (ANSI's: spark.sql.ansi.enabled is on) is one message at the
     user's line:column: Spark's, without the generated SQL, or the engine's, without a worker's
     traceback."""
     sql = query(**parts)
-    before = spark.conf.get("spark.sql.ansi.enabled")
-    spark.conf.set("spark.sql.ansi.enabled", "true")  # (whatever a test before left)
-    try:
-        with pytest.raises(MatchRecognizeError) as info:
-            series.sql(sql).collect()
-    finally:
-        spark.conf.set("spark.sql.ansi.enabled", before)
+    confs(spark, {"spark.sql.ansi.enabled": "true"})
+    with pytest.raises(MatchRecognizeError) as info:
+        series.sql(sql).collect()
     assert info.value.message.startswith(CAST_FAILS.format(value)), info.value.message
     assert (info.value.line, info.value.column) == at(sql, needle)
     assert "__mr" not in info.value.message and "Traceback" not in info.value.message
@@ -416,8 +413,8 @@ def test_run_time_errors_name_the_users_construct(spark, series, parts, needle, 
      "ambiguous for this data (tighten DEFINE, add WITHIN, or use a stricter contiguity; every run of a match is "
      "reported, SEMANTICS FLINKCEP DISTINCT reports each distinct match once"),
 ])
-def test_engine_limits_name_the_conf_the_partition_and_the_row(series, conf, value, pattern, define, semantics,
-                                                             message):
+def test_engine_limits_name_the_conf_the_partition_and_the_row(series, conf, value, pattern, define,
+                                                             semantics, message):
     view(series, "limited", "symbol string, t int, price int", [("XYZ", t, 10 + t) for t in range(1, 13)])
     sql = f"""
         SELECT * FROM limited MATCH_RECOGNIZE (
@@ -425,12 +422,9 @@ def test_engine_limits_name_the_conf_the_partition_and_the_row(series, conf, val
           {semantics}
           PATTERN ({pattern})
           DEFINE A AS price > 0, {define})"""
-    series.conf.set(conf, str(value))
-    try:
+    with session_confs(series, {conf: str(value)}):
         with pytest.raises(MatchRecognizeError) as info:
             series.sql(sql).collect()
-    finally:
-        series.conf.unset(conf)
     text = info.value.message
     assert message in text and f"(the limit is the Spark conf {conf})" in text
     assert "in partition (symbol = 'XYZ') at its row" in text
@@ -438,11 +432,8 @@ def test_engine_limits_name_the_conf_the_partition_and_the_row(series, conf, val
     assert len(series.sql(sql).collect()) >= 0  # within the default limits the query runs
 
 
-def test_engine_limits_must_be_positive(series):
-    series.conf.set("spark.sparkcep.maxMatchRows", "0")
-    try:
-        with pytest.raises(MatchRecognizeError, match="spark.sparkcep.maxMatchRows must be a positive integer"):
-            series.sql("SELECT * FROM limited MATCH_RECOGNIZE (ORDER BY t MEASURES COUNT(*) AS n "
-                       "PATTERN (A) DEFINE A AS price > 0)")
-    finally:
-        series.conf.unset("spark.sparkcep.maxMatchRows")
+def test_engine_limits_must_be_positive(series, confs):
+    confs(series, {"spark.sparkcep.maxMatchRows": "0"})
+    with pytest.raises(MatchRecognizeError, match="spark.sparkcep.maxMatchRows must be a positive integer"):
+        series.sql("SELECT * FROM limited MATCH_RECOGNIZE (ORDER BY t MEASURES COUNT(*) AS n "
+                   "PATTERN (A) DEFINE A AS price > 0)")

@@ -52,15 +52,12 @@ def test_all_rows_per_match_over_a_large_partition(mr_spark):
 
 
 @pytest.mark.parametrize("define_b", ["x > 0", "x > 0 AND B.id > A.id"], ids=["masks", "match state"])
-def test_next_in_measures_reads_the_next_batch(mr_spark, define_b):
+def test_next_in_measures_reads_the_next_batch(mr_spark, confs, define_b):
     """A match ending on the last row of an Arrow batch is reported once the next batch brings
     the row its NEXT reads (batches of 7 rows: the match 18..20 ends one)."""
-    mr_spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "7")
-    try:
-        got = rows(mr_spark, f"""
-            SELECT count(n), sum(n) FROM (SELECT id, id % 3 AS x FROM range(100))
-            MATCH_RECOGNIZE (ORDER BY id MEASURES NEXT(B.id) AS n PATTERN (A B{{2}})
-                             DEFINE A AS x = 0, B AS {define_b}) AS m""")
-    finally:
-        mr_spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+    confs(mr_spark, {"spark.sql.execution.arrow.maxRecordsPerBatch": "7"})
+    got = rows(mr_spark, f"""
+        SELECT count(n), sum(n) FROM (SELECT id, id % 3 AS x FROM range(100))
+        MATCH_RECOGNIZE (ORDER BY id MEASURES NEXT(B.id) AS n PATTERN (A B{{2}})
+                         DEFINE A AS x = 0, B AS {define_b}) AS m""")
     assert got == [(33, sum(3 * k + 3 for k in range(33)))]

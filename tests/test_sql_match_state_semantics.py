@@ -33,15 +33,15 @@ AGG_BATCH = 30  # aggregates per query
 
 
 @pytest.fixture
-def ms(mr_spark):
-    """The shared session with MATCH_RECOGNIZE; spark.sql.ansi.enabled restored afterwards."""
-    before = mr_spark.conf.get("spark.sql.ansi.enabled", "true")
-    yield mr_spark
-    mr_spark.conf.set("spark.sql.ansi.enabled", before)
+def ms(mr_spark, confs):
+    """The shared session with MATCH_RECOGNIZE; spark.sql.ansi.enabled, which the test sets
+    (``ansi_mode``), is restored at its teardown."""
+    confs(mr_spark, {"spark.sql.ansi.enabled": mr_spark.conf.get("spark.sql.ansi.enabled")})
+    return mr_spark
 
 
 def ansi_mode(spark, ansi: bool):
-    spark.conf.set("spark.sql.ansi.enabled", str(ansi).lower())
+    spark.conf.set("spark.sql.ansi.enabled", str(ansi).lower())  # (within a test of ``ms``)
 
 
 def _print(title: str, report: M.Report):

@@ -63,22 +63,18 @@ def _query() -> str:
 
 @pytest.fixture
 def zoned(mr_spark):
-    """The shared session with the grid view; spark.sql.session.timeZone restored afterwards."""
+    """The shared session with the grid view."""
     values = ", ".join(f"({v}, {us}, '{s}')" for v, (us, s) in enumerate(VALUES))
     mr_spark.sql(f"""CREATE OR REPLACE TEMP VIEW tz_grid AS
         SELECT e.id AS e, v, o, timestamp_seconds(us) AS ts, s, CAST(s AS TIMESTAMP_NTZ) AS n,
                CAST(substr(s, 1, 10) AS DATE) AS d
         FROM VALUES {values} AS t(v, us, s), range({len(EXPRESSIONS)}) AS e, VALUES (1), (2) AS os(o)""")
-    before = mr_spark.conf.get("spark.sql.session.timeZone")
-    try:
-        yield mr_spark
-    finally:
-        mr_spark.conf.set("spark.sql.session.timeZone", before)
+    return mr_spark
 
 
 @pytest.mark.parametrize("zone", ZONES)
-def test_zone_dependent_expressions_over_match_state_agree_with_spark(zoned, zone):
-    zoned.conf.set("spark.sql.session.timeZone", zone)
+def test_zone_dependent_expressions_over_match_state_agree_with_spark(zoned, confs, zone):
+    confs(zoned, {"spark.sql.session.timeZone": zone})
     matched = {(r.e, r.v) for r in zoned.sql(_query()).collect()}
     missing = [(EXPRESSIONS[e], VALUES[v]) for e in range(len(EXPRESSIONS)) for v in range(len(VALUES))
                if (e, v) not in matched]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import sql_ext
+from spark_confs import session_confs
 from sql_support import analysis_error, at, mr_spark, rows, view  # noqa: F401  (fixture)
 
 MR = """MATCH_RECOGNIZE (
@@ -221,11 +222,8 @@ def test_prev_comparisons_derived_in_the_udtf(mr_spark, price_type, derived):
     forced = template.format(p={"STRING": "(price || '')", "DATE": "CAST(price AS STRING)"}.get(price_type,
                                                                                                "(price + 0)"))
     assert ("LAG(" not in sql_ext.transpile(fast, mr_spark).upper()) == derived
-    mr_spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "3")
-    try:
+    with session_confs(mr_spark, {"spark.sql.execution.arrow.maxRecordsPerBatch": "3"}):
         got, expected = rows(mr_spark, fast), rows(mr_spark, forced)
-    finally:
-        mr_spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
     assert got == expected and len(got) > 5
 
 

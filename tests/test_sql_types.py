@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from spark_confs import session_confs
 from sql_support import analysis_error, at, mr_spark, rows  # noqa: F401  (fixture)
 
 
@@ -74,13 +75,9 @@ def test_partition_and_order_by_a_map_are_refused_where_written(mr_spark):
 
 
 @pytest.fixture
-def la_session(mr_spark):
-    before = mr_spark.conf.get("spark.sql.session.timeZone")
-    mr_spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
-    try:
-        yield mr_spark
-    finally:
-        mr_spark.conf.set("spark.sql.session.timeZone", before)
+def la_session(mr_spark, confs):
+    confs(mr_spark, {"spark.sql.session.timeZone": "America/Los_Angeles"})
+    return mr_spark
 
 
 @pytest.mark.parametrize("second, matched", [("03:10:00", False), ("02:20:00", True)])
@@ -90,8 +87,8 @@ def test_within_over_timestamp_ntz_is_wall_clock_in_any_zone(la_session, second,
         MATCH_RECOGNIZE (ORDER BY ts MEASURES COUNT(*) AS n PATTERN (A B) WITHIN INTERVAL '1' HOUR
                          DEFINE A AS true, B AS true) m"""
     assert rows(la_session, sql) == ([(2,)] if matched else [])
-    la_session.conf.set("spark.sql.session.timeZone", "UTC")
-    assert rows(la_session, sql) == ([(2,)] if matched else [])
+    with session_confs(la_session, {"spark.sql.session.timeZone": "UTC"}):
+        assert rows(la_session, sql) == ([(2,)] if matched else [])
 
 
 def test_within_over_timestamp_counts_instants(la_session):

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import pytest
 
+from spark_confs import session_confs
 from sql_support import analysis_error, at, mr_spark, rows, schema, view  # noqa: F401  (fixture)
 
 # p, o, x: one partition whose x falls and rises: 10 8 6 9 12 | 11 5 7 | 3 4
@@ -349,11 +350,8 @@ def test_flinkcep_pattern_operators(series):
 def test_parameter_markers(series):
     """Named and positional markers in the window (a reluctant ``?`` of PATTERN is no marker);
     the test session's Delta parser needs Spark's analyzer binding (docs/deploying.md)."""
-    series.conf.set("spark.sql.legacy.parameterSubstitution.constantsOnly", "true")
-    try:
+    with session_confs(series, {"spark.sql.legacy.parameterSubstitution.constantsOnly": "true"}):
         _markers(series)
-    finally:
-        series.conf.unset("spark.sql.legacy.parameterSubstitution.constantsOnly")
 
 
 def _markers(series):

@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import server  # noqa: E402
+from spark_confs import session_confs  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -32,14 +33,13 @@ def runner(spark, trino):
     """Both engines (sparkcep on the test SparkSession, Trino), tier Spark settings applied."""
     import harness
 
-    harness.TIER_SPARK_CONF.apply(spark)
-    trino_engine = harness.TrinoEngine(trino)
-    r = harness.Runner(harness.SparkEngine(spark), trino_engine)
-    try:
-        yield r
-    finally:
+    with session_confs(spark, harness.TIER_SPARK_CONFS):
+        trino_engine = harness.TrinoEngine(trino)
+        r = harness.Runner(harness.SparkEngine(spark), trino_engine)
         try:
-            r.drop(list(r.tables))
+            yield r
         finally:
-            trino_engine.close()
-            harness.TIER_SPARK_CONF.restore(spark)
+            try:
+                r.drop(list(r.tables))
+            finally:
+                trino_engine.close()

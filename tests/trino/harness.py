@@ -193,30 +193,11 @@ class SparkEngine:
             out[i] = Outcome(columns=[c.lower() for c in cols], rows=per[i])
 
 
-class SparkConf:
-    """Session settings for the tier, restored afterwards: one shuffle partition and no AQE
-    (each MATCH_RECOGNIZE repartitions its input; a UNION ALL of 60 of them is 60 tiny shuffle
-    stages, which AQE would plan one by one)."""
-
-    def __init__(self, settings: dict[str, str]):
-        self.settings = settings
-        self.saved: dict[str, str | None] = {}
-
-    def apply(self, spark) -> None:
-        for k, v in self.settings.items():
-            self.saved[k] = spark.conf.get(k, None)
-            spark.conf.set(k, v)
-
-    def restore(self, spark) -> None:
-        for k, v in self.saved.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
-
-
-TIER_SPARK_CONF = SparkConf({"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
-                             "spark.sql.leafNodeDefaultParallelism": "1"})
+# Session settings for the tier: one shuffle partition and no AQE (each MATCH_RECOGNIZE
+# repartitions its input; a UNION ALL of 60 of them is 60 tiny shuffle stages, which AQE would
+# plan one by one)
+TIER_SPARK_CONFS = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
+                    "spark.sql.leafNodeDefaultParallelism": "1"}
 
 
 class TrinoEngine:
@@ -609,7 +590,8 @@ def main(argv=None) -> int:
     with TrinoServer() as srv:
         print(f"trino up in {srv.start_seconds}", file=sys.stderr)
         spark = get_spark(app_name="sparkcep-trino-campaign")
-        TIER_SPARK_CONF.apply(spark)
+        for key, value in TIER_SPARK_CONFS.items():
+            spark.conf.set(key, value)
         runner = Runner(SparkEngine(spark, batch=args.batch), TrinoEngine(srv))
         gen = qg.Generator(args.seed, extended=args.extended)
         tables, queries = (gen.window_corpus if args.windows else gen.corpus)(args.queries, args.tables)
