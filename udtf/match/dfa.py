@@ -121,16 +121,29 @@ class LazyDFA:
         have, size = len(self.symbols), self.rows.size
         if have >= size:
             return
-        sym = np.zeros(size - have, dtype=np.uint32)
-        for bit, name in enumerate(self.masks):
-            mask = np.frombuffer(self.rows.masks[name], dtype=np.uint8, count=size - have, offset=have)
-            sym |= mask.astype(np.uint32) << bit
+        sym = self.symbols_of({name: np.frombuffer(self.rows.masks[name], dtype=np.uint8, count=size - have,
+                                                   offset=have) for name in self.masks}, size - have)
         self.symbols.extend(sym.tolist())
+        self.starts.extend((np.flatnonzero(self.candidates(sym)) + have).tolist())
+
+    def symbols_of(self, masks: dict, count: int) -> np.ndarray:
+        """The symbol of each of ``count`` rows, from their masks (name -> array of 0/1)."""
+        sym = np.zeros(count, dtype=np.uint32)
+        for bit, name in enumerate(self.masks):
+            sym |= masks[name].astype(np.uint32) << bit
+        return sym
+
+    def candidates(self, sym: np.ndarray, last=None) -> np.ndarray:
+        """Can a match begin at each row of symbols ``sym``?  One row ahead is looked at, but
+        not past the last row nor past the rows flagged in ``last`` (whose next row is not
+        known yet)."""
         candidates = self.alive[sym]
-        if self.alive2 is not None:
-            # look one row ahead; the last row's successor is not known yet, so keep it
-            candidates[:-1] &= self.alive2[sym[:-1], sym[1:]]
-        self.starts.extend((np.flatnonzero(candidates) + have).tolist())
+        if self.alive2 is not None and len(sym) > 1:
+            ahead = self.alive2[sym[:-1], sym[1:]]
+            if last is not None:
+                ahead |= last[:-1]
+            candidates[:-1] &= ahead
+        return candidates
 
     def _intern(self, threads: tuple, initial: bool) -> _State | None:
         if not threads:
@@ -230,7 +243,7 @@ class DfaMatcher(StandardMatcher):
         unmatched, within = self.options.unmatched, self.options.within is not None
         simple_skip = self.options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW)
         past_last = self.options.skip.mode is SkipMode.PAST_LAST_ROW
-        move, in_window = dfa.move, self.machine.within
+        move, order, span = dfa.move, self.rows.order, self.options.within
         initial, initial0 = dfa.initial[False], dfa.initial[True]
         start = self.start
         k = bisect.bisect_left(starts, start)
@@ -249,6 +262,7 @@ class DfaMatcher(StandardMatcher):
                         break
             best = (start - 1, None, 0) if accept_empty else None
             trail, row, span_end = [], start, start + self.options.limits.match_rows
+            first = order[start] if within else None
             while state is not None:
                 if row >= limit:
                     if finished and not state.waits_end:
@@ -258,8 +272,8 @@ class DfaMatcher(StandardMatcher):
                         break  # no row to come lies in the window
                     self.start = start
                     return None if finished else False
-                if within and not in_window(start, row):
-                    break
+                if within and (first is None or order[row] is None or order[row] - first > span):
+                    break  # ``row`` lies outside the WITHIN window (``Machine.within``)
                 if finished and row > self._deadline(state):
                     break  # no thread can find the rows it still needs
                 if row >= span_end:

@@ -53,8 +53,6 @@ class StandardMatcher(Matcher):
     def _run(self, out):
         rows, machine = self.rows, self.machine
         classes = self.classes
-        if len(classes) < rows.size:
-            classes += machine.classes(len(classes), rows.size)
         while True:
             if not self.threads and self.best is None:
                 if self.start >= rows.size:
@@ -62,6 +60,8 @@ class StandardMatcher(Matcher):
                 if self._scan(out) is False:
                     return
                 self._begin(self.start)
+            if len(classes) < rows.size:  # (once a faster tier left a start to the VM)
+                classes += machine.classes(len(classes), rows.size)
             limit, window, bound = self._limit(), self.options.within is not None, self._bound()
             steps_limit, match_rows = self.options.limits.steps_per_start, self.options.limits.match_rows
             while self.threads:
@@ -119,6 +119,8 @@ class StandardMatcher(Matcher):
         if self.options.timeouts or start + self.rows.dropped == 0 or start + 1 >= size:
             return None
         classes = self.classes
+        if len(classes) < size:
+            classes += machine.classes(len(classes), size)
         dead = machine.dead
         while start + 1 < size and dead(classes[start], classes[start + 1]):
             self._decide(out, None, ())

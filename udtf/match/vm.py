@@ -65,10 +65,15 @@ class Machine:
 
     def classes(self, lo: int, hi: int) -> list:
         """The class of rows ``lo`` to ``hi`` - 1: bit i = mask ``class_masks[i]`` (vectorized)."""
-        out = np.zeros(hi - lo, dtype=np.int64)
+        return self.classes_of({name: np.frombuffer(self.rows.masks[name], dtype=np.uint8, count=hi - lo, offset=lo)
+                                for name in self.class_masks}, hi - lo).tolist()
+
+    def classes_of(self, masks: dict, count: int) -> np.ndarray:
+        """The class of ``count`` rows from their masks (name -> array of 0/1)."""
+        out = np.zeros(count, dtype=np.int64)
         for bit, name in enumerate(self.class_masks):
-            out |= np.frombuffer(self.rows.masks[name], dtype=np.uint8, count=hi - lo, offset=lo).astype(np.int64) << bit
-        return out.tolist()
+            out |= masks[name].astype(np.int64) << bit
+        return out
 
     def dead(self, first: int, second: int) -> bool:
         """Does no run from the start state survive a row of class ``first`` followed by one
