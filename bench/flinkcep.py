@@ -68,8 +68,9 @@ FROM events MATCH_RECOGNIZE (
 LABELS = {"q1": "paper Example 1: P->+ SUM<=10 UNTIL", "q2": "A ->> B WITHIN 6 s"}
 
 
-def generate(rows: int, keys: int, seed: int):
-    """The events as numpy columns (the formula of BenchFlinkCep.java)."""
+def generate(rows: int, keys: int, seed: int, spacing: int = 250):
+    """The events as numpy columns (the formula of BenchFlinkCep.java; ``spacing``: ms between
+    consecutive events, plus a jitter below it)."""
     i = np.arange(rows, dtype=np.uint64)
     z = np.uint64(seed) * np.uint64(1 << 32) + i + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -80,7 +81,7 @@ def generate(rows: int, keys: int, seed: int):
         "id": (i + np.uint64(1)).astype(np.int64),
         "name": (np.uint64(1) + h % np.uint64(3)).astype(np.int32),
         "price": ((h >> np.uint64(8)) % np.uint64(10)).astype(np.int32),
-        "ts_ms": (np.uint64(250) * i + (h >> np.uint64(16)) % np.uint64(250)).astype(np.int64),
+        "ts_ms": (np.uint64(spacing) * i + (h >> np.uint64(16)) % np.uint64(spacing)).astype(np.int64),
     }
 
 

@@ -1,9 +1,10 @@
-"""The streaming processor's core (``udtf.stream.Stepper``) without Spark: Structured
+"""The streaming processor's core (``udtf.stream.ShardStepper``) without Spark: Structured
 Streaming's micro-batch protocol is simulated (rows arrive in random chunks, out of order
 within the watermark delay; the watermark of a batch is the largest event time of the batches
-before it less the delay; event-time timers fire once the watermark reaches them; the state
-goes through its binary encoding between steps), and the union of what the steps emit must
-equal one batch run of the same engine plan over all rows.
+before it less the delay; a shard's event-time timer fires once the watermark reaches it; the
+state goes through its stored encoding between steps; both keys share a shard or each has its
+own), and the union of what the steps emit must equal one batch run of the same engine plan
+over all rows.
 
 Patterns, row conditions, skip modes, WITHIN windows and FlinkCEP constructs come from the
 engine's random generators (tests/test_engine_properties.py); some cases add a DEFINE that
@@ -29,9 +30,9 @@ from udtf.errors import MatchRecognizeError
 from udtf.pattern import parse_pattern, variables
 from udtf.plan import (Atom, Condition, EnginePlan, Limits, Output, OutputKind, RowsMode, Semantics, Skip,
                        SkipMode, Value)
-from udtf.stream import (END_OF_STREAM, Column, OrderKey, Stepper, StreamSpec, dump_state, load_state,
-                         lookback)
-from udtf.transport import Transport, encode, transport
+from udtf.stream import (END_OF_STREAM, Column, Fingerprint, OrderKey, ShardStepper, StreamSpec, arrow_schema,
+                         lookback, reads_across_gaps)
+from udtf.transport import dump_state, load_state
 
 SECOND = 1_000_000
 T0 = 1_700_000_000 * SECOND
@@ -99,10 +100,11 @@ class Case:
         spark_types = {"k": "string", "seq": "bigint", "x": "bigint", "ts": "timestamp", "t": "bigint",
                        **{f"m_{v}": "boolean" for v in mask_vars}, **{f"u_{v}": "boolean" for v in until}}
         json_types = {"string": '"string"', "bigint": '"long"', "boolean": '"boolean"', "timestamp": '"timestamp"'}
-        self.inputs = tuple(Column(name, json_types[kind], transport(kind)) for name, kind in spark_types.items())
+        self.inputs = tuple(Column(name, json_types[kind]) for name, kind in spark_types.items())
         out_types = [("k", "string")] + ([("seq", "bigint")] if "seq" in carry else []) + [
             ("__a0", "bigint"), ("__a1", "string"), ("__a2", "bigint"), ("__a3", "bigint"), ("__a4", "bigint")]
-        self.outputs = tuple(Column(name, json_types[kind], transport(kind)) for name, kind in out_types)
+        self.outputs = tuple(Column(name, json_types[kind]) for name, kind in out_types)
+        self.shards = {"a": 0, "b": rng.randrange(2)}  # the keys share a shard, or not
         # rows: key "a" has the generated rows, key "b" random ones of the same shape
         self.rows = []
         seq = 0
@@ -126,8 +128,13 @@ class Case:
 
     def spec(self) -> StreamSpec:
         order = (OrderKey("ts", False, True), OrderKey("seq", False, True))
-        return StreamSpec(self.plan.to_json(), self.inputs, self.outputs, order, lookback(self.plan),
-                          (("PATTERN", self.pattern),))
+        context = lookback(self.plan)
+        return StreamSpec(self.plan.to_json(), self.inputs, self.outputs, order, context,
+                          Fingerprint((("PATTERN", self.pattern),), context, reads_across_gaps(self.plan, context)))
+
+    def stepper(self) -> ShardStepper:
+        spec = self.spec()
+        return ShardStepper(spec, arrow_schema(spec.inputs), arrow_schema(spec.outputs))
 
     def describe(self) -> str:
         return (f"seed={self.seed} pattern={self.pattern!r} semantics={self.plan.semantics.value} "
@@ -140,16 +147,7 @@ def _table(schema: pa.Schema, rows: list) -> pa.Table:
                      .cast(schema.field(name).type) for name, values in columns.items()})
 
 
-def _frame(stepper: Stepper, rows: list):
-    """The pandas DataFrame Spark would hand the processor for ``rows`` (grouping key first)."""
-    table = _table(stepper.input_schema, rows)
-    encoded = {c.name: encode(table.column(c.name).combine_chunks(), c.transport) for c in stepper.spec.inputs}
-    frame = pa.table(encoded).to_pandas()
-    frame.insert(0, "__group", frame["k"])
-    return frame
-
-
-def batch_output(case: Case, stepper: Stepper) -> list:
+def batch_output(case: Case, stepper: ShardStepper) -> list:
     runner = PartitionRunner(case.plan, stepper.output_schema)
     rows = sorted(case.rows, key=lambda r: (r["k"], r["ts"], r["seq"]))
     out = []
@@ -159,25 +157,21 @@ def batch_output(case: Case, stepper: Stepper) -> list:
     return sorted(tuple(r.values()) for b in out for r in b.to_pylist())
 
 
-def stream_output(case: Case, stepper: Stepper) -> list:
-    states: dict = {}
+def stream_output(case: Case, stepper: ShardStepper) -> list:
+    stored: dict = {}  # shard -> its state store row
+    timers: dict = {}  # shard -> its timer (ms)
     out: list = []
     seen = None  # largest event time of the batches so far
 
-    def step(key, frames, watermark_ms):
-        previous = load_state(states.get(key), stepper.input_schema, stepper.spec.fingerprint)
-        new = stepper.decode(frames) if frames is not None else None
-        state, emitted = stepper.step(previous, new, watermark_ms)
-        states[key] = None if state is None else dump_state(state, stepper.spec.fingerprint)
-        for batch in emitted:
-            frame = stepper.encode(batch)  # what Spark reads back, decoded as the view does
-            out.extend(tuple(_decode(v, c) for v, c in zip(row, stepper.spec.outputs))
-                       for row in frame.itertuples(index=False))
-
-    def timers(watermark_ms):
-        for key in list(states):
-            if states[key] is not None and 0 <= states[key][4] <= watermark_ms:
-                step(key, None, watermark_ms)
+    def step(shard, rows, watermark_ms):
+        state = stepper.restore(load_state(stored.get(shard)))
+        new = _table(stepper.input_schema, rows) if rows else None
+        done = stepper.step(state, new, watermark_ms)
+        assert done.late is None, "a row within the watermark delay was taken for late"
+        stored[shard] = None if done.shard is None else dump_state(stepper.stored(done.shard))
+        timers[shard] = done.timer
+        if done.output is not None:
+            out.extend(tuple(r.values()) for r in done.output.to_pylist())
 
     # the data batches, a batch without data (the watermark moves on), the end of the stream
     for rows in case.batches + [[], "end"]:
@@ -186,23 +180,17 @@ def stream_output(case: Case, stepper: Stepper) -> list:
             watermark = END_OF_STREAM
             rows = []
         watermark_ms = max(0, watermark) // 1000
-        for key in KEYS:
-            mine = [r for r in rows if r["k"] == key]
+        for shard in sorted(set(case.shards.values())):
+            mine = [r for r in rows if case.shards[r["k"]] == shard]
             if mine:
-                step(key, [_frame(stepper, mine)], watermark_ms)
-        timers(watermark_ms)
+                step(shard, mine, watermark_ms)
+        for shard in list(timers):
+            if timers[shard] is not None and timers[shard] <= watermark_ms:
+                step(shard, [], watermark_ms)
         for r in rows:
             seen = r["ts"] if seen is None else max(seen, r["ts"])
-    assert all(s is None for s in states.values()), "state left after the end of the stream"
+    assert all(s is None for s in stored.values()), "state left after the end of the stream"
     return sorted(out)
-
-
-def _decode(value, column: Column):
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    if column.transport is Transport.TEXT:
-        return int(value)
-    return value
 
 
 @pytest.mark.parametrize("semantics", [Semantics.STANDARD, Semantics.FLINKCEP])
@@ -211,7 +199,7 @@ def test_stream_equals_batch(semantics, block):
     """400 generated cases per semantics (4 blocks of 100 seeds)."""
     for seed in range(block * 100, block * 100 + 100):
         case = Case(seed, semantics)
-        stepper = Stepper(case.spec())
+        stepper = case.stepper()
         try:
             expected = batch_output(case, stepper)
         except MatchRecognizeError as e:  # a runtime error (AFTER MATCH SKIP): the stream fails too
@@ -226,22 +214,30 @@ def test_stream_equals_batch(semantics, block):
 
 
 def test_state_is_versioned_and_fingerprinted():
-    """A state restores under the query that wrote it, and from the previous version's
-    encoding (no fingerprint: upgraded as it is); a newer version, another fingerprint or
-    columns the state lacks are refused, naming what changed and what to do."""
+    """A shard's state restores under the query that wrote it; a state of an older version (one
+    per key) or a newer one, another fingerprint, columns the state lacks or a longer lookback
+    are refused, naming what changed and what to do."""
     case = Case(1, Semantics.STANDARD)
-    stepper = Stepper(case.spec())
-    schema, parts = stepper.input_schema, (("PATTERN", "1"), ("DEFINE", "2"))
-    state, _ = stepper.step(load_state(None, schema, parts), stepper.decode([_frame(stepper, case.rows[:6])]), 0)
-    assert state is not None and state.buffer.num_rows
-    row = dump_state(state, parts)
-    assert load_state(row, schema, parts) == state
-    meta = json.loads(row[1])
-    assert load_state((1, json.dumps(meta[:4])) + row[2:], schema, parts) == state  # version 1
-    with pytest.raises(MatchRecognizeError, match="version 99, written by a newer sparkcep"):
-        load_state((99,) + row[1:], schema, parts)
+    stepper = case.stepper()
+    done = stepper.step(None, _table(stepper.input_schema, case.rows[:6]), 0)
+    assert done.shard is not None and done.shard.held.num_rows
+    row = dump_state(stepper.stored(done.shard))
+    assert stepper.restore(load_state(row)) == done.shard
+    with pytest.raises(MatchRecognizeError, match="version 99, written by a newer sparkcep.*new checkpoint location"):
+        load_state((99,) + row[1:])
+    with pytest.raises(MatchRecognizeError, match=r"version 2, written by an older sparkcep.*one per key.*"
+                                                  "new checkpoint location"):
+        load_state((2,) + row[1:])
+    spec = stepper.spec
+
+    def under(**changes):
+        changed = spec._replace(fingerprint=spec.fingerprint._replace(**changes))
+        return ShardStepper(changed, stepper.input_schema, stepper.output_schema)
+
     with pytest.raises(MatchRecognizeError, match=r"matches differ: DEFINE changed since.*new checkpoint location"):
-        load_state(row, schema, (("PATTERN", "1"), ("DEFINE", "3")))
-    wider = schema.append(pa.field("y", pa.int64()))
+        under(parts=spec.fingerprint.parts + (("DEFINE", "2"),)).restore(load_state(row))
+    with pytest.raises(MatchRecognizeError, match=r"how far PREV reads back \(5 rows; the state holds"):
+        under(context=5).restore(load_state(row))
+    wider = stepper.input_schema.append(pa.field("y", pa.int64()))
     with pytest.raises(MatchRecognizeError, match=r"the columns the engine reads \(now also y\) changed"):
-        load_state(row, wider, parts)
+        ShardStepper(spec, wider, stepper.output_schema).restore(load_state(row))

@@ -67,13 +67,19 @@ def chunked(rows: list, seed: int, batches: int, jitter: int) -> list:
 def batch_rows(ss, sql: str, rows: list) -> list:
     ss.createDataFrame([(k, dt.datetime.fromtimestamp(t / SECOND, dt.timezone.utc), x, s) for k, t, x, s in rows],
                        SCHEMA).createOrReplaceTempView("events_at_rest")
-    return sorted(tuple(r) for r in ss.sql(sql.format(src="events_at_rest")).collect())
+    return ordered(tuple(r) for r in ss.sql(sql.format(src="events_at_rest")).collect())
 
 
-def stream_rows(ss, sql: str, script: str, checkpoint: str, delay: str = "5 seconds"):
+def ordered(rows) -> list:
+    """``rows`` in one order for stream and batch rows alike (a late row's STRUCT beside NULLs
+    does not compare with ``<``)."""
+    return sorted(rows, key=repr)
+
+
+def stream_rows(ss, sql: str, script: str, checkpoint: str, delay: str = "5 seconds", late_rows=None):
     scripted(ss, script, "ts", delay).where(KEEP).createOrReplaceTempView("events_live")
-    got, progress = run_to_end(sql_ext.stream(ss, sql.format(src="events_live")), checkpoint)
-    return sorted(r for _, r in got), progress
+    got, progress = run_to_end(sql_ext.stream(ss, sql.format(src="events_live"), late_rows=late_rows), checkpoint)
+    return ordered(r for _, r in got), progress
 
 
 QUERIES = {
@@ -141,26 +147,87 @@ def test_restart_from_checkpoint_is_exact(ss, workdir):
     first = ss.read.parquet(f"{workdir}/twice").count()
     write_script(script, SCHEMA, batches)
     run(f"{workdir}/twice", f"{workdir}/cp_twice")
-    once = sorted(tuple(r) for r in ss.read.parquet(f"{workdir}/once").collect())
-    twice = sorted(tuple(r) for r in ss.read.parquet(f"{workdir}/twice").collect())
+    once = ordered(tuple(r) for r in ss.read.parquet(f"{workdir}/once").collect())
+    twice = ordered(tuple(r) for r in ss.read.parquet(f"{workdir}/twice").collect())
     assert 0 < first < len(twice)
     assert twice == once == batch_rows(ss, sql, rows)
 
 
-def test_late_rows_are_counted_and_change_nothing(ss, workdir):
-    """A row behind the watermark is dropped by Spark (numRowsDroppedByWatermark) and the
-    matches are those of the rows that were not late."""
+KILLED_RUN = """
+import sys
+sys.path[:0] = {paths!r}
+import sql_ext
+from sql_examples.local_spark import get_spark
+from stream_support import scripted
+spark = sql_ext.enable(get_spark(app_name="sparkcep-killed"))
+scripted(spark, {script!r}, "ts", "5 seconds").where({keep!r}).createOrReplaceTempView("events_live")
+sql_ext.stream(spark, {sql!r}).writeStream.format("parquet").option("checkpointLocation", {checkpoint!r}) \
+    .outputMode("append").start({out!r}).awaitTermination()
+"""
+
+
+def test_sigkill_mid_micro_batch_restarts_exactly_once(ss, workdir):
+    """A query whose driver (Python and JVM) is killed with SIGKILL while a micro-batch past
+    the first is in flight - its offsets logged, its commit not - and restarted on the
+    checkpoint into the same file sink writes exactly the batch query's rows: none lost, none
+    twice."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    sql = QUERIES["standard_prev"]
+    rows = events(17)
+    script = write_script(f"{workdir}/script.json", SCHEMA, chunked(rows, seed=4, batches=6, jitter=4))
+    checkpoint, out = f"{workdir}/cp", f"{workdir}/out"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = KILLED_RUN.format(paths=[root, os.path.join(root, "tests")], script=script, keep=KEEP,
+                             sql=sql.format(src="events_live"), checkpoint=checkpoint, out=out)
+    killed = subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def logged(name):
+        path = os.path.join(checkpoint, name)
+        return {int(n) for n in os.listdir(path) if n.isdigit()} if os.path.isdir(path) else set()
+
+    in_flight, deadline = None, time.time() + 300
+    try:
+        while in_flight is None and time.time() < deadline and killed.poll() is None:
+            flying = logged("offsets") - logged("commits")
+            if flying and min(flying) >= 2:
+                in_flight = min(flying)
+            time.sleep(0.02)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait()
+    assert in_flight is not None, "no micro-batch was caught in flight"
+    assert in_flight not in logged("commits")
+    scripted(ss, script, "ts", "5 seconds").where(KEEP).createOrReplaceTempView("events_live")
+    sql_ext.stream(ss, sql.format(src="events_live")).writeStream.format("parquet") \
+        .option("checkpointLocation", checkpoint).outputMode("append").trigger(availableNow=True) \
+        .start(out).awaitTermination()
+    got = ordered(tuple(r) for r in ss.read.parquet(out).collect())
+    assert got == batch_rows(ss, sql, rows)
+
+
+def test_late_rows_change_nothing_and_come_out_when_asked(ss, workdir):
+    """A row at or behind the watermark its partition's rows were matched up to is late: the
+    matches are those of the rows that were not late, and with ``late_rows`` the late row comes
+    out once, on a row of its own (FlinkCEP's ``sideOutputLateData``)."""
     sql = QUERIES["standard_prev"]
     rows = events(5, keys=("a",), per_key=20)
-    late = ["a", T0 + 2 * SECOND, 0, 999]  # behind the watermark of batch 1 (13 s): dropped in batch 2
+    late = ["a", T0 + 2 * SECOND, 0, 999]  # behind the watermark of batch 1 (13 s): late in batch 2
     batches = [rows[:15], rows[15:], [late], [["~end", micros(END_TS), 0, 0]]]
     script = write_script(f"{workdir}/script.json", SCHEMA, batches)
-    got, progress = stream_rows(ss, sql, script, f"{workdir}/cp", delay="1 second")
-    dropped = sum(p["stateOperators"][0]["numRowsDroppedByWatermark"] for p in progress if p["stateOperators"])
-    assert dropped == 1
     expected = batch_rows(ss, sql, rows)
     assert expected != batch_rows(ss, sql, rows + [late]), "a late row that changes no match checks little"
+    got, _ = stream_rows(ss, sql, script, f"{workdir}/cp", delay="1 second")
     assert got == expected
+    got, _ = stream_rows(ss, sql, script, f"{workdir}/cp_late", delay="1 second", late_rows="late")
+    assert ordered(r[:-1] for r in got if r[-1] is None) == expected
+    assert [tuple(r[-1]) for r in got if r[-1] is not None] == [
+        ("a", dt.datetime.fromtimestamp(late[1] / SECOND, dt.timezone.utc).replace(tzinfo=None), 0, 999)]
 
 
 EVOLVING = """
@@ -178,9 +245,9 @@ def test_a_changed_query_continues_exactly_or_stops(ss, workdir):
     batches = chunked(rows, seed=5, batches=6, jitter=3)
     script = write_script(f"{workdir}/script.json", SCHEMA, batches[:3])
     scripted(ss, script, "ts", "2 seconds").where(KEEP).createOrReplaceTempView("events_live")
-    first_sql = EVOLVING.format(src="events_live", more="", limit=5)
-    more_sql = EVOLVING.format(src="{src}", more=", COUNT(B.*) AS ups", limit=5)
-    first, _ = run_to_end(sql_ext.stream(ss, first_sql), f"{workdir}/cp")
+    first_sql, more_sql = EVOLVING.format(src="{src}", more="", limit=5), \
+        EVOLVING.format(src="{src}", more=", COUNT(B.*) AS ups", limit=5)
+    first, _ = run_to_end(sql_ext.stream(ss, first_sql.format(src="events_live")), f"{workdir}/cp")
     write_script(script, SCHEMA, batches)
     changed = EVOLVING.format(src="events_live", more="", limit=4)
     with pytest.raises(Exception, match="DEFINE changed") as info:
@@ -190,7 +257,7 @@ def test_a_changed_query_continues_exactly_or_stops(ss, workdir):
     expected = batch_rows(ss, more_sql, rows)
     emitted = {r for _, r in first}
     assert first and second and len(first) + len(second) == len(expected)
-    assert sorted(r for _, r in second) == [r for r in expected if r[:-1] not in emitted]
+    assert ordered(r for _, r in second) == [r for r in expected if r[:-1] not in emitted]
 
 
 def test_idle_key_window_closed_by_timer(ss, workdir):
@@ -207,6 +274,110 @@ def test_idle_key_window_closed_by_timer(ss, workdir):
     got, progress = run_to_end(sql_ext.stream(ss, sql.format(src="events_live")), f"{workdir}/cp")
     # batch 3 runs with the watermark at 7 s (8 s less the delay): past z's window (0..5 s)
     assert got == [(3, ("z", 1))]
+
+
+SHORT_LIVED = """
+    SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, seq
+      MEASURES A.seq AS a SEMANTICS FLINKCEP PATTERN (A -> ~B) WITHIN INTERVAL '3' SECOND
+      DEFINE A AS x = 0, B AS x = 4) AS m"""
+
+
+def test_state_of_short_lived_keys_is_bounded(ss, workdir):
+    """60 keys living 2 s each (a new one every second): after each micro-batch the state holds
+    only keys whose WITHIN window (3 s from their first row) the batch's watermark has not
+    passed - never all the keys seen - and after the end-of-stream watermark nothing (0 state
+    rows); the rows are the batch query's."""
+    import pyarrow.compute as pc
+
+    from udtf.stream import POS
+    from udtf.transport import from_ipc
+
+    rows = [[f"o{i:02d}", T0 + i * SECOND + j * SECOND // 2, 0 if j == 0 else 1 + (i + j) % 3, 5 * i + j]
+            for i in range(60) for j in range(5)]
+    rows.sort(key=lambda r: (r[1], r[3]))
+    batches = [rows[b:b + 30] for b in range(0, len(rows), 30)] + [[["~end", micros(END_TS), 0, 0]]]
+    script = write_script(f"{workdir}/script.json", SCHEMA, batches)
+    checkpoint = f"{workdir}/cp"
+    got, progress = stream_rows(ss, SHORT_LIVED, script, checkpoint, delay="1 second")
+    assert got == batch_rows(ss, SHORT_LIVED, rows) and len(got) == 60
+    first = {f"o{i:02d}": T0 + i * SECOND for i in range(60)}
+    held_counts = []
+    for p in progress:
+        state = ss.read.format("statestore").option("stateVarName", "match_recognize") \
+            .option("batchId", p["batchId"]).load(checkpoint).collect()
+        held = [k for r in state for k, pos in zip(*(from_ipc(r.value.held).column(c).to_pylist() for c in ("k", POS)))
+                if pos == 0]
+        watermark = micros(dt.datetime.fromisoformat(p["eventTime"]["watermark"].replace("Z", "+00:00")))
+        assert all(first[k] + 3 * SECOND > watermark for k in held), (p["batchId"], watermark, held)
+        assert p["stateOperators"][0]["numRowsTotal"] == len(state)
+        held_counts.append(len(held))
+    assert 0 < max(held_counts) <= 60 // 4, held_counts
+    assert held_counts[-1] == 0 and progress[-1]["stateOperators"][0]["numRowsTotal"] == 0
+
+
+TYPED = """seq AS id, k, ts,
+  named_struct('big', 9007199254740993L + seq, 'at', ts + INTERVAL 1 HOUR, 'd', CAST(seq / 7 AS DECIMAL(38, 18)),
+               'tags', array('a', CAST(seq AS STRING))) AS st,
+  array(ts, NULL) AS tss, map('k', seq, 'n', NULL) AS m, parse_json('{"a": ' || seq || ', "b": [1.5, "x"]}') AS v,
+  CAST(seq * 1.1 AS DECIMAL(38, 18)) AS dec, CAST(ts AS TIMESTAMP_NTZ) AS ntz, CAST(ts AS DATE) AS day,
+  encode(CAST(seq AS STRING), 'utf-8') AS bin, CASE WHEN seq % 3 = 0 THEN double('NaN') ELSE seq / 3 END AS dbl,
+  CAST(seq AS FLOAT) AS flt, seq % 2 = 0 AS flag, (9007199254740993L + seq) % 5 <> 0 AS five, CAST(seq AS TINYINT) AS tiny,
+  INTERVAL '1 02:03:04.5' DAY TO SECOND * seq AS dti"""
+TYPED_QUERY = """
+    SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, id
+      MEASURES CLASSIFIER() AS cls, MATCH_NUMBER() AS mn, FIRST(A.st) AS first_st, LAST(B.m) AS last_m,
+               LAST(B.v) AS last_v, SUM(B.dec) AS total
+      ALL ROWS PER MATCH PATTERN (A B+) DEFINE A AS flag, B AS NOT flag AND five) AS mr"""
+
+
+def _comparable(value):
+    """``value`` with what ``==`` cannot compare made comparable (VARIANT, maps, NaN)."""
+    from pyspark.sql.types import Row, VariantVal
+
+    if isinstance(value, VariantVal):
+        return ("variant", bytes(value.value), bytes(value.metadata))
+    if isinstance(value, Row):
+        return tuple(_comparable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _comparable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_comparable(v) for v in value)
+    if isinstance(value, float) and value != value:
+        return "NaN"
+    return value
+
+
+def test_every_type_streams_exactly(ss, workdir, confs):
+    """Nested STRUCT / ARRAY / MAP / VARIANT values, BIGINT past 2^53, DECIMAL(38, 18),
+    TIMESTAMP (top level and nested) in a session zone that is not UTC, TIMESTAMP_NTZ, DATE,
+    BINARY, NaN, intervals: the stream's rows equal the batch query's, value for value."""
+    confs(ss, {"spark.sql.session.timeZone": "America/Los_Angeles"})
+    rows = [[str(id % 3), T0 + id * SECOND, 0, id] for id in range(40)]
+    batches = chunked(rows, seed=2, batches=4, jitter=2)
+    script = write_script(f"{workdir}/script.json", SCHEMA, batches)
+    typed = TYPED
+    scripted(ss, script, "ts", "3 seconds").where(KEEP).selectExpr(*_split(typed)) \
+        .createOrReplaceTempView("typed_live")
+    got, _ = run_to_end(sql_ext.stream(ss, TYPED_QUERY.format(src="typed_live")), f"{workdir}/cp")
+    at_rest = ss.createDataFrame([(k, dt.datetime.fromtimestamp(t / SECOND, dt.timezone.utc), x, s)
+                                  for k, t, x, s in rows], SCHEMA)
+    at_rest.selectExpr(*_split(typed)).createOrReplaceTempView("typed_at_rest")
+    expected = sorted(map(_comparable, ss.sql(TYPED_QUERY.format(src="typed_at_rest")).collect()), key=repr)
+    assert len(expected) > 10
+    assert sorted((_comparable(r) for _, r in got), key=repr) == expected
+
+
+def _split(select_list: str) -> list:
+    """The expressions of a SELECT list (commas inside parentheses do not split)."""
+    parts, depth, current = [], 0, ""
+    for ch in select_list:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    return parts + [current.strip()]
 
 
 REFUSED = [  # (SQL over events_live, message, the construct at the error's line:column)

@@ -216,42 +216,53 @@ class PartitionRunner:
         if not self.pending:
             return None
         matches, self.pending = self.pending, []
-        emitted = self.emitter.emit(matches)
-        atoms = emitted.columns
-        sources = pa.concat_arrays([pa.array(chunk, type=pa.int64()) for chunk in emitted.sources])
-        if not len(sources):
-            return None
-        heads, extra = len(sources), 0
-        if self.members:  # each match's rows after the rows themselves (``frame_rows``)
-            owners, slots, rows = frame_rows(matches, sources.to_numpy())
-            sources, extra = pa.array(rows), len(rows) - heads
-        table = pa.Table.from_batches(self.batches)
-        columns = []
-        for field, output in zip(self.schema, self.plan.output):
-            if output.kind is OutputKind.CARRY:
-                column = table.column(output.column).take(sources)
-                if self.plan.rows is RowsMode.ONE and self.plan.frame is None:  # a partition key, as GROUP BY gives it
-                    column = normalized_floats(column.combine_chunks())
-            elif output.kind is OutputKind.TIMED_OUT:
-                column = pa.array([flag for chunk in emitted.timed_out for flag in chunk] + [False] * extra,
-                                  type=pa.bool_())
-            elif output.kind is OutputKind.OWNER:
-                column = pa.array((owners if self.members else sources.to_numpy()) + self.rows.dropped)
-            elif output.kind is OutputKind.FRAME_ROW:
-                column = pa.array(slots)
-            elif output.kind is OutputKind.TAKE:
-                index = pa.concat_arrays([chunk if isinstance(chunk, pa.Array) else pa.array(chunk, type=pa.int64())
-                                          for chunk in atoms[output.atom]] + [pa.nulls(extra, pa.int64())])
-                column = table.column(output.column).take(index)
-            else:
-                column = to_arrow(self.atom_types[output.atom],
-                                  [v for chunk in atoms[output.atom] for v in chunk] + [None] * extra)
-            if isinstance(column, pa.ChunkedArray):
-                column = column.combine_chunks()
-            if column.type != field.type:
-                column = column.cast(field.type)
-            columns.append(column)
-        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+        return output_batch(self.schema, self.plan, self.atom_types, self.emitter.emit(matches),
+                            pa.Table.from_batches(self.batches), matches if self.members else None,
+                            self.rows.dropped)
+
+
+def output_batch(schema: pa.Schema, plan: EnginePlan, atom_types: list, emitted, table: pa.Table,
+                 framed: list | None = None, dropped: int = 0):
+    """The output rows of ``emitted`` (``emit.Emitted``, its row indexes into ``table``) as a
+    batch of ``schema`` (one of ``plan.output`` per field), or None when there are none.  A
+    window's (``framed``: its matches) gains each match's rows after them (``frame_rows``);
+    ``dropped`` rows of the partition precede ``table``."""
+    atoms = emitted.columns
+    sources = pa.concat_arrays([pa.array(chunk, type=pa.int64()) for chunk in emitted.sources]) \
+        if emitted.sources else pa.array([], pa.int64())
+    if not len(sources):
+        return None
+    heads, extra = len(sources), 0
+    if framed is not None:  # each match's rows after the rows themselves (``frame_rows``)
+        owners, slots, rows = frame_rows(framed, sources.to_numpy())
+        sources, extra = pa.array(rows), len(rows) - heads
+    columns = []
+    for field, output in zip(schema, plan.output):
+        if output.kind is OutputKind.CARRY:
+            column = table.column(output.column).take(sources)
+            if plan.rows is RowsMode.ONE and plan.frame is None:  # a partition key, as GROUP BY gives it
+                column = normalized_floats(column.combine_chunks())
+        elif output.kind is OutputKind.TIMED_OUT:
+            column = pa.array([flag for chunk in emitted.timed_out for flag in chunk] + [False] * extra,
+                              type=pa.bool_())
+        elif output.kind is OutputKind.LATE:
+            column = pa.nulls(len(sources), field.type)
+        elif output.kind is OutputKind.OWNER:
+            column = pa.array((owners if framed is not None else sources.to_numpy()) + dropped)
+        elif output.kind is OutputKind.FRAME_ROW:
+            column = pa.array(slots)
+        elif output.kind is OutputKind.TAKE:
+            index = pa.concat_arrays([chunk if isinstance(chunk, pa.Array) else pa.array(chunk, type=pa.int64())
+                                      for chunk in atoms[output.atom]] + [pa.nulls(extra, pa.int64())])
+            column = table.column(output.column).take(index)
+        else:
+            column = to_arrow(atom_types[output.atom], [v for chunk in atoms[output.atom] for v in chunk] + [None] * extra)
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if column.type != field.type:
+            column = column.cast(field.type)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def normalized_floats(column: pa.Array) -> pa.Array:

@@ -127,6 +127,7 @@ class OutputKind(str, Enum):
     TIMED_OUT = "timed out"  # BOOLEAN: is the row's match a timed-out partial match
     OWNER = "owner"  # BIGINT (R020): the partition ordinal of the row an output row stands for
     FRAME_ROW = "frame row"  # INT (R020): 0 for that row itself, k for the k-th row of its match
+    LATE = "late"  # STRUCT of the input columns: a late row of a stream (udtf.stream), NULL on the others
 
 
 @record

@@ -1,27 +1,36 @@
-"""MATCH_RECOGNIZE on Structured Streaming: the engine inside a ``transformWithStateInPandas``
-stateful processor, one grouping key = one partition.
+"""MATCH_RECOGNIZE on Structured Streaming, the engine side: the partition keys of one *shard*
+stepped together, once per micro-batch (or event-time timer), in Arrow.
 
-Per key, the state store holds one ``KeyState`` (a versioned record of Arrow IPC blobs):
+Spark hashes each PARTITION BY key to one of a fixed number of shards (sql_ext.streaming) and
+hands ``ShardStepper.step`` a shard's new rows, its state and the watermark.  The state is one
+Arrow table, ``Shard.held``, sorted by key; each key with state has there:
 
-* ``buffer``: rows not yet released: their event time is past the watermark, so rows that
-  sort before them may still arrive;
-* ``kept``: released rows from a little before the *resume point* on (``context`` rows of
-  lookback for PREV and physical navigation);
-* ``resume``: where matching resumes - standard semantics: the first start row not decided;
-  FlinkCEP semantics: the last row at which no run was live nor a match pending - with the
-  MATCH_NUMBER and the last matched row there, and the watermark of the previous step.
+* one *meta row* (``POS`` 0; its ``META`` struct: ``Meta``): rows of the partition released
+  and forgotten before its first held row, the resume point, the watermark of its last step and
+  when it needs a step without new rows (``wake``);
+* the released rows kept for replay (``POS`` 1, 2, ... in the order the matcher read them),
+  from ``context`` rows (PREV's lookback) before the resume point on.  The resume point is, in
+  standard semantics, the first start row not decided; in FlinkCEP semantics the last row at
+  which no run was live nor a match pending;
+* the rows not released yet (``POS`` = ``PENDING``): their event time is past the watermark,
+  so rows that sort before them may still arrive.
 
-Each step (rows arrive, or the key's event-time timer fires) *replays*: a ``PartitionRunner``
-resumes at the resume point, reads the kept rows with the previous watermark (what it reports
-there was reported before: dropped), then the newly released rows with the current watermark
-(new matches: emitted).  Matches of standard semantics are final once the engine reports
-them; a WITHIN window the watermark has closed is decided without waiting for a row
-(``Matcher.horizon``).  Everything before the new resume point, less the context, is dropped.
-A watermark at or past ``END_OF_STREAM`` ends every partition, as the end of a batch query's
-input does.
+A step merges the new rows in and steps every key that has rows the watermark releases
+(event time at or before it; NULL event times at once, in arrival order), a WITHIN deadline it
+passed, or whose stream ended: the matcher resumes at the resume point, reads the kept rows
+with the key's previous watermark (what it reports there was reported before: dropped), then
+the released rows with the new one (new matches: emitted; a WITHIN window the watermark closed
+is decided without waiting for a row, ``Matcher.horizon``).  A watermark at or past
+``END_OF_STREAM`` ends every partition, as the end of a batch query's input does.  A key keeps
+state only while it holds rows a run, a pending row or the lookback can still read - or, when
+the plan reads MATCH_NUMBER or ``^`` across idle gaps, its meta row (``Tail``).
+
+A row whose event time is at or before the watermark of the shard's previous step is *late*:
+the matcher has read rows of its key past it, so it is set aside (``Step.late``).
 """
 from __future__ import annotations
 
+import bisect
 import json
 from typing import NamedTuple
 
@@ -29,29 +38,36 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pyspark.sql.streaming import StatefulProcessor
-from pyspark.sql.types import StructType
-
-from .arrow import PartitionRunner, spark_arrow_schema
-from .errors import MatchRecognizeError, reported
-from .expr import Classifier, Nav
-from .match import FlinkMatcher, RunsMatcher
-from .plan import EnginePlan
-from .transport import Transport, decode, encode, wire_type
+from .arrow import PartitionRunner, derive_mask, order_numbers, output_batch, spark_arrow_schema
+from .emit import Emitter, Emitted
+from .errors import LimitExceeded, MatchRecognizeError
+from .expr import Agg, Classifier, MatchNumber, Nav, children, lookback as expr_lookback
+from .match import FlinkMatcher, MatchBlock, RunsMatcher
+from .match.dfa import DfaMatcher
+from .match.standard import StandardMatcher
+from .plan import EnginePlan, OutputKind, Semantics
+from .program import Kind
+from .rows import Match
+from .sparksql.types import from_arrow
+from .transport import StoredState, conform, dump_state, from_ipc, load_state, to_ipc
 from .wire import decode as wire_decode, encode as wire_encode, record
 
-STATE_VERSION = 2  # 2: the meta field carries the query's fingerprint; 1 is read too
 # 9999-01-01T00:00:00Z in microseconds: a watermark at or past it ends every partition
 END_OF_STREAM = 253370764800_000_000
+POS = "__sparkcep_pos"  # the column saying what a held row is (see the module docstring)
+META = "__sparkcep_meta"
+PENDING = 1 << 62
+NONE = np.iinfo(np.int64).min  # no watermark / no wake-up / a NULL event time
+META_FIELDS = ("dropped", "row", "number", "covered", "horizon", "deadline")
+META_TYPE = pa.struct([(name, pa.int64()) for name in META_FIELDS])
 
 
 @record
 class Column(NamedTuple):
-    """A column of the processor's input or output: its Spark type (JSON of the DataType) and
-    how it crosses the pandas boundary."""
+    """A column of the processor's input or output: its name and Spark type (JSON of the
+    DataType)."""
     name: str
     type_json: str
-    transport: Transport
 
 
 @record
@@ -62,17 +78,26 @@ class OrderKey(NamedTuple):
 
 
 @record
+class Fingerprint(NamedTuple):
+    """What a checkpoint's state depends on: digests of the parts of the statement that decide
+    the matches (``parts``: (name, digest) pairs, named as the user knows them), the rows of
+    lookback held (``context``) and whether idle keys keep their meta row (``tail``)."""
+    parts: tuple
+    context: int
+    tail: bool
+
+
+@record
 class StreamSpec(NamedTuple):
     """What the processor runs: the engine plan (JSON), its input and output columns, the
     ORDER BY (its first key is the event time, ascending), the lookback to keep and the
-    fingerprint of the statement its state is written with: (name, digest) pairs, one per
-    part of the statement the state depends on, named as the user knows it."""
+    fingerprint its state is written with."""
     plan: str
     inputs: tuple  # of Column
     outputs: tuple  # of Column
     order: tuple  # of OrderKey
     context: int
-    fingerprint: tuple = ()
+    fingerprint: Fingerprint
 
     def to_json(self) -> str:
         return json.dumps(wire_encode(self))
@@ -90,18 +115,53 @@ class Resume(NamedTuple):
     covered: int
 
 
+class Shard(NamedTuple):
+    """A shard's state: its held rows (see the module docstring) and the watermark of its last
+    step (microseconds; rows at or before it are late)."""
+    held: pa.Table
+    horizon: int
+
+
+class Step(NamedTuple):
+    """What a step leaves: the shard's next state (None: it holds nothing), the clause's output
+    rows, the late rows set aside (input columns) and the event-time timer to register (ms;
+    None: none)."""
+    shard: Shard | None
+    output: pa.RecordBatch | None
+    late: pa.Table | None
+    timer: int | None
+
+
 def lookback(plan: EnginePlan) -> int:
     """How many rows before a match's first row the plan may read (PREV and physical offsets
-    of navigations in DEFINE, UNTIL and MEASURES)."""
-    most = 0
-    stack = [plan.define, plan.until, plan.atoms]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (Nav, Classifier)) and node.physical < 0:
-            most = max(most, -node.physical)
-        if isinstance(node, tuple):
-            stack.extend(node)
-    return most
+    of navigations in DEFINE, UNTIL and MEASURES, lags of derived masks)."""
+    lags = (lag for mask in plan.derived for comparison in mask.comparisons for _, lag in (comparison.left, comparison.right))
+    return max((*lags, *(expr_lookback(e) for e in _exprs(plan))), default=0)
+
+
+def reads_across_gaps(plan: EnginePlan, context: int) -> bool:
+    """Does a partition's next row depend on rows long decided: MATCH_NUMBER (it counts on),
+    ``^`` (only the partition's first row starts there) or PREV before a match's first row?"""
+    return context > 0 or any(s.kind is Kind.BOL for s in plan.program.states) or \
+        any(isinstance(node, MatchNumber) for e in _exprs(plan) for node in _walk(e))
+
+
+def _exprs(plan: EnginePlan) -> list:
+    return [c.expr for c in (*plan.define, *plan.until)] + [a.expr for a in plan.atoms]
+
+
+def _walk(expr):
+    """``expr`` and every expression inside it (an aggregate's arguments and filter too)."""
+    if expr is None:
+        return
+    yield expr
+    for inner in ((*expr.args, expr.filter) if isinstance(expr, Agg) else children(expr)):
+        yield from _walk(inner)
+
+
+def _reads_beside(expr) -> bool:
+    """Does a measure read rows outside its match (a navigation's physical offset)?"""
+    return any(isinstance(node, (Nav, Classifier)) and node.physical for node in _walk(expr))
 
 
 def resume_point(matcher) -> Resume:
@@ -123,181 +183,255 @@ def resume(matcher, point: Resume) -> None:
         matcher.covered = point.covered
 
 
-class KeyState(NamedTuple):
-    """One key's state (see the module docstring); ``horizon``: the previous step's watermark
-    in microseconds; ``timer``: the event-time timer registered (ms) or -1."""
-    kept: pa.Table
-    buffer: pa.Table
-    resume: Resume
-    horizon: int | None
-    timer: int
-
-
-STATE_FIELDS = (("version", "integer"), ("meta", "string"), ("kept", "binary"), ("buffer", "binary"),
-                ("timer", "long"))  # the ValueState's columns (names of Spark's JSON types)
-
-
-def _ipc(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def _table(blob: bytes) -> pa.Table:
-    return pa.ipc.open_stream(blob).read_all()
-
-
-def dump_state(state: KeyState, fingerprint: tuple) -> tuple:
-    meta = json.dumps([*state.resume, state.horizon, [list(part) for part in fingerprint]])
-    return STATE_VERSION, meta, _ipc(state.kept), _ipc(state.buffer), state.timer
-
-
-def load_state(row, schema: pa.Schema, fingerprint: tuple) -> KeyState:
-    """The state a state store row holds (of this version or the previous one), for the query
-    of ``fingerprint`` reading columns ``schema``; a state the query cannot continue from
-    exactly (written by a query whose matches differ) is refused, naming what changed."""
-    if row is None:
-        empty = schema.empty_table()
-        return KeyState(empty, empty, Resume(0, 0, -1), None, -1)
-    version, meta, kept, buffer, timer = row
-    if version not in (1, STATE_VERSION):
-        raise MatchRecognizeError(
-            f"this checkpoint holds MATCH_RECOGNIZE streaming state of version {version}, written by "
-            f"{'a newer' if version > STATE_VERSION else 'an older'} sparkcep; this one reads versions 1 to "
-            f"{STATE_VERSION}: run the query with the sparkcep that wrote it, or start it with a new checkpoint location")
-    row_, number, covered, horizon, *written = json.loads(meta)  # version 1 has no fingerprint
-    kept, buffer = _table(kept), _table(buffer)
-    changes = []
-    if written:
-        old, new = dict(map(tuple, written[0])), dict(fingerprint)
-        changes += [name for name in dict.fromkeys([*new, *old]) if old.get(name) != new.get(name)]
-    missing = [f.name for f in schema if kept.schema.get_field_index(f.name) < 0 or
-               not kept.schema.field(f.name).type.equals(f.type)]
-    if missing:
-        changes.append("the columns the engine reads (now also " + ", ".join(missing) + ")")
-    if changes:
-        raise MatchRecognizeError(
-            "the checkpoint of this streaming MATCH_RECOGNIZE was written by a query whose matches differ: "
-            + "; ".join(changes) + " changed since.  Its state (partial matches, resume points, MATCH_NUMBERs) "
-            "belongs to that query: start this one with a new checkpoint location, or run the query as it was")
-    return KeyState(kept.select(schema.names), buffer.select(schema.names), Resume(row_, number, covered),
-                    horizon, timer)
-
-
 def arrow_schema(columns: tuple) -> pa.Schema:
     """The Arrow schema Spark gives ``columns`` (``Column``s) in Python."""
+    from pyspark.sql.types import StructType
+
     return spark_arrow_schema(StructType.fromJson({"type": "struct", "fields": [
         {"name": c.name, "type": json.loads(c.type_json), "nullable": True, "metadata": {}} for c in columns]}))
 
 
-class Stepper:
-    """Runs the steps of the keys of one processor (one runner reused for every key)."""
+class ShardStepper:
+    """Steps the shards of one ``StreamSpec`` (one matcher, reset for every key)."""
 
-    def __init__(self, spec: StreamSpec):
+    def __init__(self, spec: StreamSpec, input_schema: pa.Schema, output_schema: pa.Schema):
         self.spec = spec
-        self.plan = EnginePlan.from_json(spec.plan)
-        self.input_schema = arrow_schema(spec.inputs)
-        self.output_schema = arrow_schema(spec.outputs)
-        self.wire_output = pa.schema([pa.field(c.name, wire_type(c.transport, f.type))
-                                      for c, f in zip(spec.outputs, self.output_schema)])
-        self.runner = PartitionRunner(self.plan, self.output_schema, grouped=True)
-        if isinstance(self.runner.matcher, RunsMatcher):  # it decides only at the partition end
-            self.runner.matcher = self.runner.matcher.fallback
+        self.plan = plan = EnginePlan.from_json(spec.plan)
+        self.input_schema = input_schema
+        self.output_schema = output_schema
+        self.held_schema = input_schema.append(pa.field(POS, pa.int64())).append(pa.field(META, META_TYPE))
+        self.keys = plan.partition
         self.event_time = spec.order[0].column
-        self.keep = max(1, spec.context)  # row 0 of a replay must never look like the partition start
+        self.context = spec.context
+        self.tail = reads_across_gaps(plan, spec.context)
+        # standard semantics decide a start once: the kept rows, read again with the watermark
+        # they were read with, decide nothing (the resume point is the first start they left
+        # undecided); FlinkCEP's resume point lies before matches already reported
+        self.replay = plan.semantics is Semantics.FLINKCEP
+        self.late = any(o.kind is OutputKind.LATE for o in plan.output)  # late rows are output
+        self.runner = runner = PartitionRunner(plan, output_schema)
+        if isinstance(runner.matcher, RunsMatcher):  # it decides only at the partition end
+            runner.matcher = runner.matcher.fallback
+        self.matcher = runner.matcher
+        self.rows = runner.rows
+        self.value_types = runner.value_types
+        # measures reading only their match's rows are emitted for all keys of a step at once
+        self.values: dict = {name: [] for name, _ in self.value_types}
+        self.emitter = None if any(_reads_beside(a.expr) for a in plan.atoms) else Emitter(
+            plan.atoms, plan.rows, plan.program.vars, self.values, lambda: self.size, plan.ansi, plan.zone)
+        self.size = 0
+        self.indexes = [isinstance(a.expr, Nav) for a in plan.atoms]  # atoms emitted as row indexes
+        self.sort_keys = self._sort_keys()
 
-    # ---- input -----------------------------------------------------------------------
-    def decode(self, frames) -> pa.Table | None:
-        """The rows of pandas DataFrames ``frames`` as an Arrow table of the input schema."""
-        batches = []
-        for frame in frames:
-            if len(frame):
-                # the grouping columns come first, then the input's (the shipped ones last)
-                first = frame.shape[1] - len(self.spec.inputs)
-                arrays = [decode(frame.iloc[:, first + k], c.transport, f.type)
-                          for k, (c, f) in enumerate(zip(self.spec.inputs, self.input_schema))]
-                batches.append(pa.RecordBatch.from_arrays(arrays, schema=self.input_schema))
-        return pa.Table.from_batches(batches, schema=self.input_schema) if batches else None
+    def empty(self) -> pa.Table:
+        return self.held_schema.empty_table()
 
-    def sort(self, table: pa.Table) -> pa.Table:
-        """``table`` in ORDER BY order (stable: ties keep their arrival order)."""
-        keys, columns = [], {}
-        for k, key in enumerate(self.spec.order):
-            column = table.column(key.column)
-            nulls = f"__null{k}"
-            columns[nulls] = pc.is_null(column)
-            keys.append((nulls, "descending" if key.nulls_first else "ascending"))
-            columns[f"__key{k}"] = column
-            keys.append((f"__key{k}", "descending" if key.descending else "ascending"))
-        indices = pc.sort_indices(pa.table(columns), sort_keys=keys)
-        return table.take(indices)
+    # ---- the stored state --------------------------------------------------------------
+    def restore(self, stored: StoredState | None) -> Shard | None:
+        """The shard a stored state holds; a state the query cannot continue from exactly (its
+        checkpoint was written by a query whose matches differ) is refused, naming the change."""
+        if stored is None:
+            return None
+        old = wire_decode(json.loads(stored.fingerprint))
+        new = self.spec.fingerprint
+        changes = [name for name, digest in new.parts if dict(old.parts).get(name) != digest]
+        changes += [name for name, _ in old.parts if name not in dict(new.parts)]
+        held = stored.held.schema
+        missing = [f.name for f in self.input_schema if held.get_field_index(f.name) < 0 or
+                   not held.field(f.name).type.equals(f.type)]
+        if missing:
+            changes.append("the columns the engine reads (now also " + ", ".join(missing) + ")")
+        if new.context > old.context:
+            changes.append(f"how far PREV reads back ({new.context} rows; the state holds {old.context})")
+        if new.tail and not old.tail:
+            changes.append("MATCH_NUMBER, ^ or PREV across idle keys (the state dropped idle keys)")
+        if changes:
+            raise MatchRecognizeError(
+                "the checkpoint of this streaming MATCH_RECOGNIZE was written by a query whose matches differ: "
+                + "; ".join(dict.fromkeys(changes)) + " changed since. Its state (partial matches, resume points, "
+                "MATCH_NUMBERs) belongs to that query: start this one with a new checkpoint location, or run the "
+                "query as it was")
+        return Shard(conform(stored.held.select(self.held_schema.names), self.held_schema), stored.horizon)
 
-    def event_micros(self, table: pa.Table) -> np.ndarray:
-        """The event time of each row in microseconds (NULL as the smallest value)."""
-        column = table.column(self.event_time).cast(pa.int64())
-        return pc.fill_null(column, np.iinfo(np.int64).min).to_numpy()
+    def stored(self, shard: Shard, timer: int = -1) -> StoredState:
+        return StoredState(json.dumps(wire_encode(self.spec.fingerprint)), shard.horizon, shard.held, timer)
 
-    # ---- a step ---------------------------------------------------------------------
-    def step(self, state: KeyState, new: pa.Table | None, watermark_ms: int) -> tuple:
-        """(the key's next state or None when it holds nothing, output batches) after rows
-        ``new`` arrived (or none: a timer fired) with the watermark at ``watermark_ms``."""
+    # ---- a step ------------------------------------------------------------------------
+    def step(self, shard: Shard | None, new: pa.Table | None, watermark_ms: int) -> Step:
+        """A step of ``shard`` after rows ``new`` arrived (or none: its timer fired) with the
+        watermark at ``watermark_ms``."""
         horizon = watermark_ms * 1000
-        buffer = state.buffer if new is None else pa.concat_tables([state.buffer, new])
         ended = horizon >= END_OF_STREAM
-        if buffer.num_rows > 1:
-            buffer = self.sort(buffer)
-        times = self.event_micros(buffer)
-        released = buffer.num_rows if ended else int(np.searchsorted(times, horizon, side="right"))
-        fresh, buffer = buffer.slice(0, released), buffer.slice(released)
-        if not released and not ended and (state.timer < 0 or state.timer > watermark_ms):
-            # nothing to release and no deadline passed: the matcher would decide nothing new
-            first = -(-int(times[0]) // 1000) if buffer.num_rows else -1
-            timer = max(state.timer, first) if min(state.timer, first) < 0 else min(state.timer, first)
-            return state._replace(buffer=buffer, timer=timer), []
-        runner = self.runner
-        runner.reset()
-        resume(runner.matcher, state.resume)
-        self._feed(state.kept, state.horizon)  # what it reports, an earlier step reported
-        out = self._feed(fresh, None if ended else horizon)  # at the end, the partition ends
-        if ended:
-            out += runner.finish()
-            return None, out
-        if not fresh.num_rows:
-            out += runner.advance()
-        window = pa.concat_tables([state.kept, fresh])
-        point = resume_point(runner.matcher)  # rows the runner released shift its indices
-        deadline = self._deadline(point, horizon)
-        row = point.row + runner.rows.dropped
-        base = max(0, row - self.keep)
-        kept = window.slice(base)
-        after = [deadline] if deadline is not None else []
-        if buffer.num_rows:
-            after.append(int(times[released]))
-        if row < window.num_rows:
-            after.append(END_OF_STREAM)
-        timer = -(-min(after) // 1000) if after else -1
-        resumed = Resume(row - base, point.number, point.covered + runner.rows.dropped - base)
-        return KeyState(kept, buffer, resumed, horizon, timer), out
+        table = self.empty() if shard is None else shard.held
+        late = None
+        if new is not None and new.num_rows:
+            if shard is not None:
+                times = self._micros(new)
+                behind = (times <= shard.horizon) & (times != NONE)
+                if behind.any():
+                    late, new = new.filter(behind), new.filter(~behind)
+            if new.num_rows:
+                new = new.append_column(POS, pa.array(np.full(new.num_rows, PENDING), pa.int64())) \
+                    .append_column(META, pa.nulls(new.num_rows, META_TYPE))
+                table = pa.concat_tables([table, new])
+                table = table.take(pc.sort_indices(self._sort_table(table), sort_keys=self.sort_keys))
+        done = self._step(table, horizon, ended) if table.num_rows else Step(None, None, None, None)
+        if late is None:
+            return done
+        if self.late:
+            rows = self._late_rows(late)
+            output = rows if done.output is None else pa.concat_batches([done.output, rows])
+            return done._replace(output=output, late=late)
+        return done._replace(late=late)
 
-    def _feed(self, table: pa.Table, horizon: int | None) -> list:
-        """Feed ``table`` to the runner; the matcher knows the watermark ``horizon`` only once
-        it has every row (before, it would close WITHIN windows the later rows still fall in)."""
-        matcher = self.runner.matcher
-        batches = table.to_batches()
-        out = []
-        for k, batch in enumerate(batches):
-            matcher.horizon = horizon if k == len(batches) - 1 else None
-            out += self.runner.feed(batch)
-        matcher.horizon = horizon
-        return out
+    def _late_rows(self, late: pa.Table) -> pa.RecordBatch:
+        """Output rows for late input rows: the input row in the LATE column (and in the
+        columns an output row carries), every other column NULL."""
+        columns = []
+        for field, output in zip(self.output_schema, self.plan.output):
+            if output.kind is OutputKind.CARRY:
+                column = late.column(output.column)
+            elif output.kind is OutputKind.LATE:
+                inputs = conform(late.select([f.name for f in field.type]), pa.schema(list(field.type)))
+                column = pa.StructArray.from_arrays([c.combine_chunks() for c in inputs.columns],
+                                                    fields=list(field.type))
+            else:
+                column = pa.nulls(late.num_rows, field.type)
+            columns.append(column)
+        return conform(pa.table(columns, names=self.output_schema.names), self.output_schema).combine_chunks().to_batches()[0]
+
+    def _step(self, table: pa.Table, horizon: int, ended: bool) -> Step:
+        n = table.num_rows
+        starts = self._segments(table)
+        ends = np.append(starts[1:], n)
+        pos = table.column(POS).to_numpy()
+        times = self._micros(table)
+        has_meta = pos[starts] == 0
+        pending = pos == PENDING
+        released = pending & ((times <= horizon) | ended)
+        kept = np.add.reduceat((pos > 0) & ~pending, starts)
+        fresh = np.add.reduceat(released, starts)
+        meta = self._meta(table, starts, has_meta)
+        due = (meta["deadline"] != NONE) & (meta["deadline"] <= horizon)
+        stepped = (fresh > 0) | due | ended
+        first_kept = starts + has_meta
+        work_rows = np.where(stepped, kept + fresh, 0)
+        index = _ranges(first_kept, work_rows)
+        work = table.select(self.input_schema.names).take(pa.array(index, pa.int64()))
+        work_starts = np.cumsum(work_rows) - work_rows
+        columns = self._decode(work, work_starts[stepped], work_rows[stepped])
+        self._cache(columns, work.num_rows, work_starts[stepped] + work_rows[stepped] - 1)
+        self.size = work.num_rows
+        for name, values in columns.values.items():
+            self.values[name][:] = values
+
+        matches, chunks = [], []
+        pieces, positions, metas = [], [], []
+        deadlines = []
+        for s in range(len(starts)):
+            lo, hi = int(starts[s]), int(ends[s])
+            if not stepped[s]:
+                pieces.append(np.arange(lo, hi))
+                positions.append(pos[lo:hi])
+                deadlines.append(meta["deadline"][s])
+                continue
+            off, k, f = int(work_starts[s]), int(kept[s]), int(fresh[s])
+            point = Resume(int(meta["row"][s]), int(meta["number"][s]), int(meta["covered"][s]))
+            found = self._run(table, lo, columns, off, k, f, int(meta["dropped"][s]), point, int(meta["horizon"][s]),
+                              horizon, ended)
+            if self.emitter is None:
+                chunks.append(_shifted(self.runner.emitter.emit(found), off, self.indexes))
+            else:
+                matches += [_shift(m, off) for m in found] if off else found
+            if ended:
+                continue
+            point = resume_point(self.matcher)
+            base = max(0, point.row - self.context)
+            waiting = hi - (lo + int(has_meta[s]) + k + f)  # rows not released
+            keep = k + f - base
+            if not keep and not waiting and not self.tail:
+                continue  # the key can no longer contribute: its state goes
+            deadline = self._deadline(point, horizon)
+            metas.append((lo, (int(meta["dropped"][s]) + base, point.row - base, point.number, point.covered - base,
+                               horizon, NONE if deadline is None else deadline)))
+            pieces.append(np.array([-len(metas)]))  # the new meta row (resolved in ``_held``)
+            positions.append(np.zeros(1, np.int64))
+            pieces.append(index[off + base:off + k + f])
+            positions.append(np.arange(1, keep + 1, dtype=np.int64))
+            pieces.append(np.arange(hi - waiting, hi))
+            positions.append(np.full(waiting, PENDING, np.int64))
+            deadlines.append(NONE if deadline is None else deadline)
+
+        if self.emitter is not None:
+            chunks = [self.emitter.emit(matches)] if matches else []
+        output = output_batch(self.output_schema, self.plan, self.runner.atom_types,
+                              _merged(chunks), work) if chunks else None
+        held = self._held(table, pieces, positions, metas)
+        if held is None:
+            return Step(None, output, None, None)
+        # the shard wakes up at the first WITHIN deadline or pending row, at the latest when the stream ends
+        waiting = np.where(pending & ~released, times, END_OF_STREAM)
+        wake = min(END_OF_STREAM, int(np.min(waiting)), *(d for d in deadlines if d != NONE))
+        return Step(Shard(held, horizon), output, None, -(-wake // 1000))
+
+    def _run(self, table, lo, columns, off, kept, fresh, dropped, point, previous, horizon, ended) -> list:
+        """Replay key's kept rows, then read its released ones; the new matches."""
+        rows, matcher = self.rows, self.matcher
+        rows.clear()
+        matcher.reset()
+        rows.dropped = dropped
+        resume(matcher, point)
+        try:
+            if kept and self.replay:
+                rows.append(kept, **columns.slice(off, off + kept))
+                matcher.horizon = None if previous == NONE else previous
+                matcher.feed()  # what it reports, an earlier step reported
+                rows.append(fresh, **columns.slice(off + kept, off + kept + fresh))
+            else:
+                rows.append(kept + fresh, **columns.slice(off, off + kept + fresh))
+                self._preload(off, off + kept + fresh)
+            if ended:
+                return matcher.finish()
+            matcher.horizon = horizon
+            return matcher.feed()
+        except LimitExceeded as e:
+            key = ", ".join(f"{name} = {table.column(name)[lo].as_py()!r}" for name in self.keys)
+            where = f"partition ({key})" if key else "the partition"
+            raise MatchRecognizeError(f"{e.message}, in {where} at its row {e.row + rows.dropped + 1}") from None
+
+    def _cache(self, columns: Columns, count: int, last: np.ndarray):
+        """What the matcher derives from every row's masks, computed for all stepped keys at
+        once: the lazy DFA's symbols and candidate starts, or the Pike VM's row classes (a
+        key's last row, ``last``, has no next row yet)."""
+        matcher = self.matcher
+        self.symbols = self.starts = self.classes = None
+        if self.replay or not count:
+            return
+        if isinstance(matcher, DfaMatcher):
+            symbols = matcher.dfa.symbols_of(columns.masks, count)
+            ends = np.zeros(count, dtype=bool)
+            ends[last] = True
+            self.symbols = symbols.tolist()
+            self.starts = np.flatnonzero(matcher.dfa.candidates(symbols, ends)).tolist()
+        elif isinstance(matcher, StandardMatcher):
+            self.classes = matcher.machine.classes_of(columns.masks, count).tolist()
+
+    def _preload(self, lo: int, hi: int):
+        """Hand the matcher what ``_cache`` computed for its rows ``lo`` to ``hi`` - 1."""
+        if self.symbols is not None:
+            dfa = self.matcher.dfa
+            dfa.symbols.extend(self.symbols[lo:hi])
+            dfa.starts.extend(start - lo for start in
+                              self.starts[bisect.bisect_left(self.starts, lo):bisect.bisect_left(self.starts, hi)])
+        elif self.classes is not None:
+            self.matcher.classes.extend(self.classes[lo:hi])
 
     def _deadline(self, point: Resume, horizon: int) -> int | None:
         """When (microseconds) the watermark closes the WITHIN window that holds the matcher
         back, if one does."""
         within = self.plan.within
-        matcher = self.runner.matcher
-        order = self.runner.rows.order
+        matcher = self.matcher
+        order = self.rows.order
         if within is None:
             return None
         if isinstance(matcher, FlinkMatcher) and self.plan.timeouts:  # each live run times out at its close
@@ -312,51 +446,193 @@ class Stepper:
             close = first + within if first is not None else None
         return int(np.ceil(close)) if close is not None and close > horizon else None
 
-    # ---- output ---------------------------------------------------------------------
-    def encode(self, batch: pa.RecordBatch):
-        """An output batch as the pandas DataFrame Spark reads."""
-        arrays = [encode(batch.column(k), c.transport) for k, c in enumerate(self.spec.outputs)]
-        return pa.RecordBatch.from_arrays(arrays, schema=self.wire_output).to_pandas()
+    # ---- the held table ----------------------------------------------------------------
+    def _held(self, table, pieces, positions, metas) -> pa.Table | None:
+        """The next held table: ``pieces`` index ``table`` (a negative index -k: the k-th new
+        meta row of ``metas``, (row of its key in ``table``, META fields))."""
+        if not pieces:
+            return None
+        index = np.concatenate(pieces)
+        if not len(index):
+            return None
+        source = table
+        if metas:
+            firsts = pa.array([lo for lo, _ in metas], pa.int64())
+            inputs = [table.column(name).take(firsts) if name in self.keys else pa.nulls(len(metas), field.type)
+                      for name, field in zip(self.input_schema.names, self.input_schema)]
+            fields = list(zip(*[values for _, values in metas]))
+            struct = pa.StructArray.from_arrays([pa.array(f, pa.int64()) for f in fields], fields=list(META_TYPE))
+            rows = pa.Table.from_arrays([*inputs, pa.nulls(len(metas), pa.int64()), struct], schema=self.held_schema)
+            source = pa.concat_tables([table, rows])
+            index = np.where(index < 0, table.num_rows - 1 - index, index)
+        held = source.take(pa.array(index, pa.int64()))
+        return held.set_column(held.schema.get_field_index(POS), POS, pa.array(np.concatenate(positions), pa.int64()))
+
+    def _meta(self, table, starts, has_meta) -> dict:
+        """{META field: per key numpy array (0 / NONE where the key has no meta row)}."""
+        column = table.column(META).take(pa.array(starts, pa.int64())).combine_chunks()
+        out = {}
+        for k, name in enumerate(META_FIELDS):
+            values = column.field(k).fill_null(NONE if name in ("horizon", "deadline") else 0).to_numpy()
+            out[name] = np.where(has_meta, values, NONE if name in ("horizon", "deadline") else 0)
+        out["covered"] = np.where(has_meta, out["covered"], -1)
+        return out
+
+    # ---- columns ----------------------------------------------------------------------
+    def _sort_keys(self) -> list:
+        """Keys (in ``_sort_table``'s columns): by key, meta row first, kept rows in the order
+        they were read, pending rows in ORDER BY order (NULL event times first)."""
+        keys = []
+        for k, _ in enumerate(self.keys):
+            keys += [(f"n{k}", "descending"), (f"k{k}", "ascending")]
+        keys.append(("pos", "ascending"))
+        for k, key in enumerate(self.spec.order):
+            nulls_first = True if k == 0 else key.nulls_first
+            keys += [(f"m{k}", "descending" if nulls_first else "ascending"),
+                     (f"o{k}", "descending" if key.descending else "ascending")]
+        return keys
+
+    def _sort_table(self, table: pa.Table) -> pa.Table:
+        columns = {}
+        for k, name in enumerate(self.keys):
+            column = table.column(name)
+            columns[f"n{k}"], columns[f"k{k}"] = pc.is_null(column), column
+        columns["pos"] = table.column(POS)
+        for k, key in enumerate(self.spec.order):
+            column = table.column(key.column)
+            columns[f"m{k}"], columns[f"o{k}"] = pc.is_null(column), column
+        return pa.table(columns)
+
+    def _segments(self, table: pa.Table) -> np.ndarray:
+        """The first row of each key's run of rows (sorted by key)."""
+        n = table.num_rows
+        change = np.zeros(n, dtype=bool)
+        change[0] = True
+        for name in self.keys:
+            column = table.column(name)
+            change[1:] |= _differs(column.slice(1), column.slice(0, n - 1))
+        return np.flatnonzero(change)
+
+    def _micros(self, table: pa.Table) -> np.ndarray:
+        """The event time of each row in microseconds (NULL: ``NONE``)."""
+        column = table.column(self.event_time).cast(pa.int64())
+        return pc.fill_null(column, NONE).to_numpy()
+
+    def _decode(self, work: pa.Table, starts: np.ndarray, lengths: np.ndarray) -> Columns:
+        """What the matcher reads of ``work`` (the stepped keys' rows, each key's from ``starts``)."""
+        plan = self.plan
+        masks = {name: pc.fill_null(work.column(name), False).to_numpy(zero_copy_only=False)
+                 for name in plan.masks}
+        if plan.derived:
+            first = np.repeat(starts, lengths)  # each row's key's first row
+            lagged = {}
+            for mask in plan.derived:
+                for comparison in mask.comparisons:
+                    for column, lag in (comparison.left, comparison.right):
+                        if (column, lag) not in lagged:
+                            rows = np.arange(work.num_rows) - lag
+                            lagged[(column, lag)] = work.column(column).take(
+                                pa.array(np.maximum(rows, 0), mask=rows < first, type=pa.int64()))
+            masks.update((mask.name, derive_mask(mask.comparisons, lagged)) for mask in plan.derived)
+        values = {name: from_arrow(kind, work.column(name)) for name, kind in self.value_types}
+        order = order_numbers(work.column(plan.order_key)) if plan.order_key else None
+        return Columns(masks, values, order)
 
 
+class Columns(NamedTuple):
+    """The matcher's view of the stepped rows: masks (numpy), values and WITHIN keys (lists)."""
+    masks: dict
+    values: dict
+    order: list | None
 
-class MatchRecognizeProcessor(StatefulProcessor):
-    """The stateful processor running a ``StreamSpec`` (JSON) with event-time timers."""
+    def slice(self, lo: int, hi: int) -> dict:
+        """``Rows.append`` arguments for rows ``lo`` to ``hi`` - 1."""
+        return {"masks": {name: mask[lo:hi] for name, mask in self.masks.items()},
+                "values": {name: values[lo:hi] for name, values in self.values.items()},
+                "order": None if self.order is None else self.order[lo:hi]}
+
+
+def _differs(a, b) -> np.ndarray:
+    """Row by row: do ``a`` and ``b`` hold different partition keys (NULL equals NULL, NaN
+    equals NaN, as Spark groups them)?"""
+    if pa.types.is_struct(a.type):
+        out = np.zeros(len(a), dtype=bool)
+        a, b = a.combine_chunks(), b.combine_chunks()
+        for k in range(a.type.num_fields):
+            out |= _differs(a.field(k), b.field(k))
+        return out | (pc.is_null(a).to_numpy(zero_copy_only=False) != pc.is_null(b).to_numpy(zero_copy_only=False))
+    same = pc.equal(a, b)
+    if pa.types.is_floating(a.type):
+        same = pc.or_kleene(same, pc.and_(pc.is_nan(a), pc.is_nan(b)))
+    same = pc.fill_null(same, False)
+    both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+    return ~pc.or_(same, both_null).to_numpy(zero_copy_only=False)
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The concatenated ranges ``starts[i]`` .. ``starts[i] + lengths[i]`` - 1."""
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - offsets, lengths)
+
+
+def _earliest(timer, wake):
+    return timer if wake == NONE or wake is None else wake if timer is None else min(timer, wake)
+
+
+def _shift(match, offset: int):
+    """``match`` (a ``Match`` or a ``MatchBlock``) with its rows moved by ``offset``."""
+    if isinstance(match, MatchBlock):
+        first = int(match.numbers[0]) if len(match) else 1
+        return MatchBlock(match.elements, match.starts + offset, match.ends + offset, match.takes, first)
+    return Match(match.number, match.start + offset, match.end + offset,
+                 tuple((row + offset, var, excluded) for row, var, excluded in match.rows), match.kind)
+
+
+def _shifted(emitted: Emitted, offset: int, indexes: list) -> Emitted:
+    """``emitted`` with its row indexes (sources, and the atoms flagged in ``indexes``) moved
+    by ``offset``."""
+    move = lambda chunk: pc.add(chunk, offset) if isinstance(chunk, pa.Array) else \
+        [None if v is None else v + offset for v in chunk]
+    return Emitted([move(chunk) for chunk in emitted.sources],
+                   [[move(chunk) for chunk in column] if index else column for column, index in zip(emitted.columns, indexes)],
+                   emitted.timed_out)
+
+
+def _merged(parts: list) -> Emitted:
+    return Emitted([c for p in parts for c in p.sources],
+                   [[c for p in parts for c in p.columns[k]] for k in range(len(parts[0].columns))],
+                   [c for p in parts for c in p.timed_out])
+
+
+class ShardProcessor:
+    """The worker side of the stateful operator (sql_ext.streaming): a shard's step between its
+    state store value (``state``: get / update / clear) and its event-time timer (``handle``:
+    registerTimer / deleteTimer), packets in, packets out."""
 
     def __init__(self, spec_json: str):
-        self.spec_json = spec_json
+        spec = StreamSpec.from_json(spec_json)
+        self.stepper = ShardStepper(spec, arrow_schema(spec.inputs), arrow_schema(spec.outputs))
 
-    def init(self, handle):
-        self.handle = handle
-        self.stepper = Stepper(StreamSpec.from_json(self.spec_json))
-        schema = StructType.fromJson({"type": "struct", "fields": [
-            {"name": name, "type": kind, "nullable": True, "metadata": {}} for name, kind in STATE_FIELDS]})
-        self.state = handle.getValueState("match_recognize", schema)
-
-    def handleInputRows(self, key, rows, timerValues):
-        return self._step(self.stepper.decode(rows), timerValues.getCurrentWatermarkInMs(), None)
-
-    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo):
-        return self._step(None, timerValues.getCurrentWatermarkInMs(), expiredTimerInfo.getExpiryTimeInMs())
-
-    def _step(self, new, watermark_ms: int, fired: int | None):
+    def step(self, state, handle, packets: list, watermark_ms: int, fired: int | None = None) -> list:
+        """The output packets of a step over the rows of ``packets`` (None when a timer fired)."""
         stepper = self.stepper
-        try:
-            previous = load_state(self.state.get(), stepper.input_schema, stepper.spec.fingerprint)
-            state, out = stepper.step(previous, new, watermark_ms)
-        except MatchRecognizeError as e:
-            raise reported(e) from None
-        timer = -1 if state is None else state.timer
-        if timer != previous.timer:
-            if previous.timer >= 0 and previous.timer != fired:
-                self.handle.deleteTimer(previous.timer)
+        stored = load_state(state.get())
+        previous = -1 if stored is None else stored.timer
+        new = None
+        if packets:
+            new = pa.concat_tables([conform(from_ipc(p), stepper.input_schema) for p in packets])
+        done = stepper.step(stepper.restore(stored), new, watermark_ms)
+        timer = -1 if done.timer is None else done.timer
+        if timer != previous:
+            if previous >= 0 and previous != fired:
+                handle.deleteTimer(previous)
             if timer >= 0:
-                self.handle.registerTimer(timer)
-        if state is None:
-            self.state.clear()
+                handle.registerTimer(timer)
+        if done.shard is None:
+            state.clear()
         else:
-            self.state.update(dump_state(state, stepper.spec.fingerprint))
-        return iter([stepper.encode(batch) for batch in out if batch.num_rows])
-
-    def close(self):
-        pass
+            state.update(dump_state(stepper.stored(done.shard, timer)))
+        return [] if done.output is None else [to_ipc(done.output)]

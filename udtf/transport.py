@@ -1,79 +1,107 @@
-"""Columns across the pandas boundary of ``transformWithStateInPandas``, value for value.
+"""Bytes between Spark and the streaming processor, and the shard state's encoding.
 
-Spark hands a stateful processor pandas DataFrames built row by row, and reads pandas back:
-integers with NULLs turn into floats (inexact past 2**53), NULL and NaN merge, and TIMESTAMP
-becomes a naive local time.  So Spark encodes such a column as text before the processor and
-decodes it after (``encode_sql`` / ``decode_sql``); the processor turns the text into the Arrow
-type the engine reads (``decode``) and its output back into text (``encode``).  Text is exact:
-Spark and Arrow both print the shortest decimal that reads back as the same number.
+Spark's stateful Python operators hand a processor Python rows (or pandas frames) built value by
+value: slow, and inexact for some types.  So the rows cross as Arrow IPC *packets* instead: a
+``mapInArrow`` before the operator packs each input batch into one row per shard
+(``pack``: the shard number and the IPC stream of its rows), and one after it turns the
+processor's packets back into rows (``unpack``).  Every value crosses as the Arrow Spark wrote,
+nested types and time zones included.
+
+The state of a shard is one row of the state store (``STATE_FIELDS``): the version of this
+encoding, the fingerprint of the query that wrote it (``udtf.stream.Fingerprint``), the
+watermark of its last step, the held rows as an Arrow IPC stream and its event-time timer.
+``load_state`` reads this version; a state of another is refused, saying what to do: versions
+1 and 2 were one state per PARTITION BY key of the pandas operator (sparkcep before the shards),
+which a shard's state cannot be made from.
 """
 from __future__ import annotations
 
-import re
-from enum import Enum
+from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .wire import record
+from .errors import MatchRecognizeError
+
+STATE_VERSION = 3  # 3: one state per shard; 1 and 2 (one per key, pandas operator) are refused
+PACKET = pa.schema([("shard", pa.int32()), ("rows", pa.binary())])
+PACKET_DDL = "shard INT, rows BINARY"
+# the state store row of a shard (names of Spark's JSON types)
+STATE_FIELDS = (("version", "integer"), ("fingerprint", "string"), ("horizon", "long"), ("held", "binary"),
+                ("timer", "long"))
 
 
-@record
-class Transport(str, Enum):
-    PLAIN = "plain"  # pandas keeps the values (strings, binary, booleans, decimals, dates, nested)
-    TEXT = "text"  # integers and floating point numbers as their decimal text
-    MICROS = "micros"  # TIMESTAMP as the decimal text of its microseconds since the epoch
+def to_ipc(data) -> bytes:
+    """An Arrow table or record batch as the bytes of an IPC stream."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, data.schema) as writer:
+        writer.write(data)
+    return sink.getvalue().to_pybytes()
 
 
-_TEXT = re.compile(r"(tinyint|smallint|int|bigint|float|double)")
+def from_ipc(blob: bytes) -> pa.Table:
+    return pa.ipc.open_stream(blob).read_all()
 
 
-def transport(spark_type: str) -> Transport:
-    """How a column of Spark type ``spark_type`` (``simpleString``) crosses."""
-    if _TEXT.fullmatch(spark_type):
-        return Transport.TEXT
-    if spark_type == "timestamp":
-        return Transport.MICROS
-    return Transport.PLAIN
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` as ``schema``: a column of another type (a time zone, nullability) is cast, one of
+    the same type kept as it is (a cast would refuse a VARIANT's non-nullable parts under a NULL)."""
+    columns = [column if column.type.equals(field.type) else column.cast(field.type)
+               for column, field in zip(table.columns, schema)]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
-def encode_sql(column: str, how: Transport) -> str:
-    """Spark SQL encoding the (quoted) ``column`` for the processor."""
-    if how is Transport.TEXT:
-        return f"CAST({column} AS STRING)"
-    if how is Transport.MICROS:
-        return f"CAST(unix_micros({column}) AS STRING)"
-    return column
+def pack(batches, shard_column: str):
+    """``mapInArrow`` before the operator: each batch as one packet per shard it holds (the
+    rows without ``shard_column``)."""
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        shards = batch.column(shard_column)
+        rows = batch.drop_columns([shard_column])
+        found = pc.unique(shards)
+        if len(found) == 1:
+            parts = [(found[0].as_py(), rows)]
+        else:
+            parts = [(shard, rows.filter(pc.equal(shards, shard))) for shard in found.to_pylist()]
+        yield pa.RecordBatch.from_arrays([pa.array([s for s, _ in parts], pa.int32()),
+                                          pa.array([to_ipc(part) for _, part in parts], pa.binary())],
+                                         schema=PACKET)
 
 
-def decode_sql(column: str, how: Transport, spark_type: str) -> str:
-    """Spark SQL decoding the processor's (quoted) output ``column`` into ``spark_type``."""
-    if how is Transport.TEXT:
-        return f"CAST({column} AS {spark_type.upper()})"
-    if how is Transport.MICROS:
-        return f"timestamp_micros(CAST({column} AS BIGINT))"
-    return column
+def unpack(batches, schema: pa.Schema):
+    """``mapInArrow`` after the operator: the rows of its packets, as batches of ``schema``."""
+    for batch in batches:
+        for blob in batch.column("rows").to_pylist():
+            if blob is not None:
+                yield from conform(from_ipc(blob), schema).to_batches()
 
 
-def wire_type(how: Transport, arrow_type: pa.DataType) -> pa.DataType:
-    """The Arrow type of a column while it crosses."""
-    return arrow_type if how is Transport.PLAIN else pa.string()
+class StoredState(NamedTuple):
+    """A shard's state as stored: ``fingerprint`` (JSON), ``horizon`` (microseconds), ``held``
+    and the event-time timer registered for it (ms; -1: none)."""
+    fingerprint: str
+    horizon: int
+    held: pa.Table
+    timer: int = -1
 
 
-def decode(values, how: Transport, arrow_type: pa.DataType) -> pa.Array:
-    """A pandas Series the processor received, as an Arrow array of ``arrow_type``."""
-    if how is Transport.PLAIN:
-        return pa.array(values, type=arrow_type, from_pandas=True)
-    text = pa.array(values, type=pa.string(), from_pandas=True)
-    if how is Transport.MICROS:
-        return pc.cast(text, pa.int64()).cast(arrow_type)
-    return pc.cast(text, arrow_type)
+def dump_state(state: StoredState) -> tuple:
+    """The state store row of ``state`` (``STATE_FIELDS``)."""
+    return STATE_VERSION, state.fingerprint, state.horizon, to_ipc(state.held), state.timer
 
 
-def encode(array: pa.Array, how: Transport) -> pa.Array:
-    """An output column for Spark (see ``decode_sql``)."""
-    if how is Transport.PLAIN:
-        return array
-    if how is Transport.MICROS:
-        array = array.cast(pa.int64())
-    return pc.cast(array, pa.string())
+def load_state(row) -> StoredState | None:
+    """The state a state store row holds (None: none)."""
+    if row is None:
+        return None
+    version = row[0]
+    if version != STATE_VERSION:
+        raise MatchRecognizeError(
+            f"this checkpoint holds MATCH_RECOGNIZE streaming state of version {version}, written by "
+            f"{'a newer' if version > STATE_VERSION else 'an older'} sparkcep; this one reads version "
+            f"{STATE_VERSION}" + (" (one state per shard of keys; versions 1 and 2 held one per key)"
+                                  if version < STATE_VERSION else "") +
+            ": finish the query with the sparkcep that wrote it, or start it with a new checkpoint location")
+    _, fingerprint, horizon, held, timer = row
+    return StoredState(fingerprint, horizon, from_ipc(held), timer)

@@ -2,11 +2,12 @@
 //
 //   java -cp <CepDriver classes>:<pyflink/lib/*>:<this class> BenchFlinkCep
 //        --rows=N --keys=K --seed=S [--mode=nfa|job] [--parallelism=P] [--query=q1|q2|both]
+//        [--spacing=D]
 //
 // Events are generated here with the same formula as bench/flinkcep.py (no file, no JSON):
 //   h = splitmix64(seed * 2^32 + i), i = 0..N-1
 //   id = i + 1, key = i % K, name = 1 + h mod 3 (unsigned), price = (h >>> 8) mod 10,
-//   ts = 250 * i + (h >>> 16) mod 250   [ms; strictly increasing]
+//   ts = D * i + (h >>> 16) mod D   [ms; strictly increasing; D = --spacing, 250 by default]
 //
 // q1: the paper's Example 1, Pattern.begin("p", noSkip()).where(name == 1 && sum(price of
 //     ctx.getEventsForPattern("p")) + price <= 10).oneOrMore().until(name == 2)
@@ -68,11 +69,13 @@ public class BenchFlinkCep {
         return z ^ (z >>> 31);
     }
 
+    static long spacing = 250;
+
     static CepDriver.Event event(long i, long seed) {
         long h = splitmix64(seed * 0x100000000L + i);
         long name = 1 + Long.remainderUnsigned(h, 3);
         long price = (h >>> 8) % 10;
-        long ts = 250 * i + (h >>> 16) % 250;
+        long ts = spacing * i + (h >>> 16) % spacing;
         return new CepDriver.Event(i + 1, name, price, ts);
     }
 
@@ -228,6 +231,7 @@ public class BenchFlinkCep {
             else if (a.startsWith("--mode=")) mode = v;
             else if (a.startsWith("--parallelism=")) parallelism = Integer.parseInt(v);
             else if (a.startsWith("--query=")) query = v;
+            else if (a.startsWith("--spacing=")) spacing = Long.parseLong(v);
             else throw new IllegalArgumentException("unknown argument " + a);
         }
         for (String q : query.equals("both") ? new String[] {"q1", "q2"} : new String[] {query}) {

@@ -7,7 +7,7 @@ report them from CLASSIFIER()), quoted names keep their case.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace, field
 
 from sqlglot import exp
 
@@ -42,6 +42,7 @@ class Analysis:
     timeout: str | None = None  # WITH TIMEOUT ROWS: the name of the BOOLEAN column saying so
     distinct: bool = False  # SEMANTICS FLINKCEP DISTINCT: each distinct match once
     frame: Frame | None = None  # a window's (R020, rows WINDOW): the frame bounding each row's match
+    late: str | None = None  # streaming, late rows asked for: the name of their STRUCT column
 
     def variable_set(self, name: str):
         """Variable indexes named by a primary or union variable, or None if unknown."""
@@ -153,6 +154,14 @@ def analysis_column(analysis: Analysis, column: exp.Column) -> str:
     return found[0]
 
 
+def with_late_rows(analysis: Analysis, name: str) -> Analysis:
+    """``analysis`` with its late rows in a column ``name`` (``sql_ext.stream(late_rows=name)``),
+    which the output must not have already."""
+    late = replace(analysis, late=name)
+    _check_output_names(late)
+    return late
+
+
 def _check_output_names(analysis: Analysis):
     """Output column names are unique, case-insensitively as Spark resolves them: ONE ROW PER
     MATCH gives the partition columns then the measures, ALL ROWS PER MATCH every input column
@@ -178,4 +187,7 @@ def _check_output_names(analysis: Analysis):
         timeout = clause.timeout
         raise error(f"WITH TIMEOUT ROWS: the output already has a column {analysis.timeout}; name the timeout "
                     "column with WITH TIMEOUT ROWS AS <name>", timeout.column or timeout)
+    if analysis.late is not None and analysis.late.lower() in seen | carried | {(analysis.timeout or "").lower()}:
+        raise error(f"late_rows: the output of MATCH_RECOGNIZE already has a column {analysis.late}; name the "
+                    "late rows' column otherwise", clause)
 

@@ -188,6 +188,9 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
     if timeout:
         output.append(_BOOLEAN._replace(name=timeout_column(plan)))
         outputs.append(Output(OutputKind.TIMED_OUT))
+    if analysis.late is not None:
+        output.append(_struct(late_column(plan), input_fields))
+        outputs.append(Output(OutputKind.LATE))
     masks = plan.masks
     engine_plan = EnginePlan(
         program=program(analysis, plan), semantics=analysis.semantics, skip=analysis.skip,
@@ -201,7 +204,8 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
         at=position(clause) or (None, None), starts=starts, frame=analysis.frame)
     output = tuple(output)
     order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
-    shipped = _shipped(engine_plan, fields, clause, order, plan.origins)
+    late = [f.name for f in input_fields] if analysis.late is not None else []
+    shipped = _shipped(engine_plan, fields, clause, order + late, plan.origins)
     digest = hashlib.sha1((engine_plan.to_json() + json.dumps(output) + (json.dumps(shipped) if plan.streaming else "")).encode()).hexdigest()
     name = f"sparkcep_mr_{digest[:16]}"
     if plan.streaming:
@@ -230,6 +234,19 @@ def frame_row_column(prefix: str) -> str:
 def timeout_column(plan: Plan) -> str:
     """The UDTF's WITH TIMEOUT ROWS column."""
     return f"{plan.prefix}_timed_out"
+
+
+def late_column(plan: Plan) -> str:
+    """The column of a stream's late rows (``Analysis.late``)."""
+    return f"{plan.prefix}_late"
+
+
+def _struct(name: str, fields: tuple) -> Field:
+    """A STRUCT column ``name`` of ``fields``."""
+    body = {"type": "struct", "fields": [{"name": f.name, "type": json.loads(f.json), "nullable": True,
+                                          "metadata": {}} for f in fields]}
+    text = "struct<" + ",".join(f"{f.name}:{f.type}" for f in fields) + ">"
+    return Field(name, text, json.dumps(body))
 
 
 def stream_view(name: str) -> str:
@@ -364,6 +381,9 @@ def _columns(analysis: Analysis, plan: Plan, partition: list, input_fields: tupl
     if analysis.timeout is not None:
         name = timeout_column(plan)
         measures.append(_Column(analysis.timeout, f"{quote(name)} AS {quote(analysis.timeout)}", frozenset([name])))
+    if analysis.late is not None:
+        name = late_column(plan)
+        measures.append(_Column(analysis.late, f"{quote(name)} AS {quote(analysis.late)}", frozenset([name])))
     columns = [plain(c) for c in partition]
     if analysis.rows is RowsMode.ONE:
         return columns + measures

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from . import lower, syntax
 
-from .analyze import analyze, error
+from .analyze import analyze, error, with_late_rows
 from .catalog import Catalog
 from .demand import demanded
 from .parse import (Definition, MatchRecognizeClause, Measure, Verbatim, find_nodes, parse, statement_spans,
@@ -101,6 +101,8 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         raise error("the input of MATCH_RECOGNIZE is a streaming relation, which a batch query (spark.sql) cannot "
                     "read: run the statement with sql_ext.stream(spark, sql) and write its result with "
                     "writeStream (docs/streaming.md)", clause.input)
+    if streaming and catalog.late_rows is not None:
+        analysis = with_late_rows(analysis, catalog.late_rows)
     planned = plan(analysis, {f.name: f.type for f in input_fields}, streaming=streaming)
     window = lower.within(analysis, input_fields)
     computed = lower.computed_query(planned, input_text)

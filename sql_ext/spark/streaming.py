@@ -5,12 +5,13 @@ The rewrite runs as for a batch query, with two differences (``StreamCatalog``):
 keeps PREV / NEXT in the engine (a stream has no window functions), and in place of the UDTF
 call the clause reads a temporary view::
 
-    SELECT <the event time as is (Spark drops late rows by it)>,
-           <shipped columns, encoded for pandas (udtf.transport)>
+    SELECT pmod(hash(<PARTITION BY>), <shards>) AS shard, <shipped columns>
     FROM (SELECT *, <row-level precomputed columns> FROM <input>)
-    GROUP BY <PARTITION BY>  -> transformWithStateInPandas(udtf.stream.MatchRecognizeProcessor,
-                                                          Append, EventTime)
-    -> decoded into the UDTF's output columns
+    -> mapInArrow(pack)                  one Arrow IPC packet per shard and input batch
+    -> groupBy(shard).transformWithState(<processor>, Append, EventTime)
+                                         udtf.stream.ShardProcessor: a shard's state store value,
+                                         its event-time timer, output packets
+    -> mapInArrow(unpack)                the UDTF's output columns
 
 so the rest of the user's statement (the SELECT around the clause) runs on it unchanged.  The
 input's first ORDER BY key must be its event-time column (``withWatermark``), ascending.
@@ -23,8 +24,8 @@ import json
 from udtf.errors import MatchRecognizeError
 from udtf.pattern import Anchor, Neg, Repeat, Var, walk
 from udtf.plan import Semantics
-from udtf.stream import Column, MatchRecognizeProcessor, OrderKey, StreamSpec, lookback
-from udtf.transport import Transport, decode_sql, encode_sql, transport
+from udtf.stream import Column, Fingerprint, OrderKey, StreamSpec, lookback, reads_across_gaps
+from udtf.transport import PACKET_DDL, STATE_FIELDS
 
 from ..compiler.analyze import Analysis, analysis_column, error
 from ..compiler.lower import Lowered, quote, stream_view
@@ -40,12 +41,17 @@ ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvi
 _PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 _DEFAULT_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
 _WATERMARK = "spark.watermarkDelayMs"  # column metadata Spark sets on the event-time column
+SHARD = "__sparkcep_shard"
 
 
-def stream(spark, sql: str, args=None):
+def stream(spark, sql: str, args=None, *, late_rows: str | None = None):
     """The streaming DataFrame of the query ``sql``: one SELECT statement whose MATCH_RECOGNIZE
     reads a streaming relation (a temporary view of a streaming DataFrame, for one) with a
     watermark on its first ORDER BY column.  Write it with ``writeStream`` in append mode.
+
+    ``late_rows``: the name of a column the clause's output gains, holding each late input
+    row (a STRUCT of the input's columns) on a row of its own, NULL on the others (FlinkCEP's
+    ``sideOutputLateData``); without it late rows are dropped.
 
     The session's state store provider becomes RocksDB when it is Spark's default (the
     ``transformWithState`` operator requires it).  A Spark Connect session is refused: the
@@ -74,7 +80,7 @@ def stream(spark, sql: str, args=None):
         raise MatchRecognizeError(f"streaming MATCH_RECOGNIZE needs {_PROVIDER}={ROCKSDB} "
                                   f"(transformWithState requires it); the session has {provider}")
     shipping.prepare(spark)
-    rewritten, done = rewrite_sql(sql, StreamCatalog(spark, named_args(args)))
+    rewritten, done = rewrite_sql(sql, StreamCatalog(spark, named_args(args), late_rows=late_rows))
     failures.remember(e for _, lowered in done for e in lowered.computes)
     return spark.sql(rewritten, named_args(args))
 
@@ -84,6 +90,10 @@ class StreamCatalog(SparkCatalog):
     view (``register_stream``), not a UDTF call."""
 
     streaming = True
+
+    def __init__(self, spark, args=None, run=None, late_rows: str | None = None):
+        super().__init__(spark, args, run)
+        self.late_rows = late_rows
 
     def register_stream(self, lowered: Lowered, analysis: Analysis, computed: str, computed_fields: tuple,
                         input_fields: tuple):
@@ -103,37 +113,99 @@ class StreamCatalog(SparkCatalog):
             raise error(f"a streaming MATCH_RECOGNIZE orders by event time first: {event_time} must be the "
                         "input's watermark column (DataFrame.withWatermark), ascending", first)
         types = {f.name: f for f in computed_fields}
-        inputs = tuple(Column(name, types[name].json, transport(types[name].type)) for name in lowered.shipped)
-        outputs = tuple(Column(f.name, f.json, transport(f.type)) for f in lowered.output)
+        inputs = tuple(Column(name, types[name].json) for name in lowered.shipped)
+        outputs = tuple(Column(f.name, f.json) for f in lowered.output)
         order = tuple(OrderKey(analysis_column(analysis, o.this), bool(o.args.get("desc")),
                                _nulls_first(o)) for o in clause.order)
-        spec = StreamSpec(lowered.plan.to_json(), inputs, outputs, order, lookback(lowered.plan),
-                          fingerprint(analysis, lowered.plan, order, input_fields, self.args))
-        fresh = (name for name in (f"__sparkcep_{k}" for k in range(len(source.columns) + 2))
-                 if name not in source.columns)
-        # the event time as is, so Spark drops and counts late rows (numRowsDroppedByWatermark)
-        columns = [f"{quote(event_time)} AS {quote(next(fresh))}"]
-        columns += [f"{encode_sql(quote(c.name), c.transport)} AS {quote(c.name)}" for c in inputs]
-        keys = list(lowered.plan.partition)
-        if not keys:  # one partition: one grouping key
-            keys = [next(fresh)]
-            columns.insert(0, f"0 AS {quote(keys[0])}")  # the processor reads the shipped columns last
-        encoded = source.selectExpr(*columns)
+        plan = lowered.plan
+        shards = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+        context = lookback(plan)
+        parts = fingerprint(analysis, plan, order, input_fields, self.args, shards)
+        spec = StreamSpec(plan.to_json(), inputs, outputs, order, context,
+                          Fingerprint(parts, context, reads_across_gaps(plan, context)))
+        keys = [_hashable(quote(k), types[k].type) for k in plan.partition]
+        shard = f"pmod(hash({', '.join(keys)}), {shards})" if keys else "0"
+        packets = source.selectExpr(f"CAST({shard} AS INT) AS {quote(SHARD)}", *map(quote, lowered.shipped)) \
+            .mapInArrow(_packer(SHARD), PACKET_DDL)
         from pyspark.sql.types import StructType
 
-        wire = StructType.fromJson({"type": "struct", "fields": [
-            {"name": c.name, "type": json.loads(c.type_json) if c.transport is Transport.PLAIN else "string",
-             "nullable": True, "metadata": {}} for c in outputs]})
-        matched = encoded.groupBy(*keys).transformWithStateInPandas(
-            MatchRecognizeProcessor(spec.to_json()), wire, "Append", "EventTime")
-        decoded = matched.selectExpr(*[f"{decode_sql(quote(c.name), c.transport, f.type)} AS {quote(c.name)}"
-                                       for c, f in zip(outputs, lowered.output)])
-        decoded.createOrReplaceTempView(stream_view(lowered.name))
+        output = StructType.fromJson({"type": "struct", "fields": [
+            {"name": f.name, "type": json.loads(f.json), "nullable": True, "metadata": {}} for f in lowered.output]})
+        matched = packets.groupBy("shard").transformWithState(_processor(spec.to_json()), "rows BINARY",
+                                                               "Append", "EventTime")
+        matched.mapInArrow(_unpacker(output.json()), output).createOrReplaceTempView(stream_view(lowered.name))
 
 
-def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, args) -> tuple:
+def _hashable(column: str, spark_type: str) -> str:
+    """A PARTITION BY column as hashed into a shard: -0.0 as 0.0, as Spark groups them."""
+    return f"({column} + 0.0)" if spark_type in ("float", "double") else column
+
+
+def _packer(shard: str):
+    """The ``mapInArrow`` function packing a shard's rows (pickled by value; the workers import
+    ``udtf``, shipped by ``enable``)."""
+    def pack(batches):
+        from udtf.transport import pack as packed
+
+        return packed(batches, shard)
+
+    return pack
+
+
+def _unpacker(schema_json: str):
+    def unpack(batches):
+        from pyspark.sql.types import StructType
+
+        from udtf.arrow import spark_arrow_schema
+        from udtf.transport import unpack as unpacked
+
+        return unpacked(batches, spark_arrow_schema(StructType.fromJson(json.loads(schema_json))))
+
+    return unpack
+
+
+def _processor(spec_json: str):
+    """The stateful processor running ``spec_json`` (a ``StreamSpec``).  Its class is made here
+    so that it is pickled by value: Spark unpickles it on the driver too, in a Python that may
+    not import ``udtf`` (the executors' Python workers do: ``enable`` ships it), so the engine
+    is imported only where rows are processed."""
+    from pyspark.sql import Row
+    from pyspark.sql.streaming import StatefulProcessor
+    from pyspark.sql.types import StructType
+
+    state_schema = StructType.fromJson({"type": "struct", "fields": [
+        {"name": name, "type": kind, "nullable": True, "metadata": {}} for name, kind in STATE_FIELDS]})
+
+    class MatchRecognizeProcessor(StatefulProcessor):
+        def init(self, handle):
+            self.handle = handle
+            self.state = handle.getValueState("match_recognize", state_schema)
+            self.shard = None
+
+        def _step(self, packets, timer_values, fired=None):
+            if self.shard is None:
+                from udtf.stream import ShardProcessor
+
+                self.shard = ShardProcessor(spec_json)
+            out = self.shard.step(self.state, self.handle, packets, timer_values.getCurrentWatermarkInMs(), fired)
+            return iter([Row(rows=blob) for blob in out])
+
+        def handleInputRows(self, key, rows, timerValues):
+            return self._step([row.rows for row in rows], timerValues)
+
+        def handleExpiredTimer(self, key, timerValues, expiredTimerInfo):
+            return self._step([], timerValues, expiredTimerInfo.getExpiryTimeInMs())
+
+        def close(self):
+            pass
+
+    return MatchRecognizeProcessor()
+
+
+def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, args, shards: int) -> tuple:
     """(name, digest) of each part of the statement a stream's state depends on (MEASURES is
-    not one: a measure reads the rows a match holds, whatever the measures were)."""
+    not one: a measure reads the rows a match holds, whatever the measures were), and of the
+    number of ``shards`` its keys are hashed into."""
     clause = analysis.clause
     parts = {
         "PARTITION BY": plan.partition,
@@ -148,6 +220,7 @@ def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, arg
         "the input's columns": [(f.name, f.type) for f in input_fields],
         "parameter values": sorted((str(k), repr(v)) for k, v in (args or {}).items()),
         "spark.sql.ansi.enabled, spark.sql.session.timeZone": (plan.ansi, plan.zone),
+        "spark.sql.shuffle.partitions (the number of shards)": shards,
     }
     return tuple((name, hashlib.sha1(json.dumps(value, default=str).encode()).hexdigest()[:16])
                  for name, value in parts.items())
