@@ -1559,6 +1559,20 @@ def find_match_recognize(tree: exp.Expr | t.Iterable[exp.Expr]) -> list[MatchRec
     return find_nodes(tree, lambda node: isinstance(node, MatchRecognizeClause))
 
 
+def unparen(node):
+    """``node`` without the parentheses around it."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def unwrap(node):
+    """``node`` without parentheses and RUNNING / FINAL around it."""
+    while isinstance(node, (exp.Paren, Running, Final)):
+        node = node.this
+    return node
+
+
 def find_nodes(tree: exp.Expr | t.Iterable[exp.Expr], wanted) -> list[exp.Expr]:
     """The nodes ``wanted(node)`` accepts, innermost first (a node always precedes any node
     that contains it), otherwise in source order."""

@@ -32,7 +32,7 @@ from . import calls, rules
 from .analyze import Analysis, analysis_column, error, variable_name
 from .interval import year_month
 from .parse import (Classifier, Final, First, Last, MatchNumber, Navigation, Next, Prev, Running, position,
-                    to_spark_sql)
+                    to_spark_sql, unparen, unwrap)
 
 _COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 # Spark types whose comparisons Arrow computes identically (no NaN, collation or cross-type casts)
@@ -244,7 +244,7 @@ class _Planner:
         physical = 0
         if isinstance(node, (Prev, Next)):
             physical = -self.offset(node) if isinstance(node, Prev) else self.offset(node)
-            node = _unwrap(node.this)
+            node = unwrap(node.this)
         if isinstance(node, (First, Last)):
             logical = self.offset(node)
             mode = ir.NavMode.FIRST if isinstance(node, First) else ir.NavMode.LAST
@@ -338,7 +338,7 @@ class _Planner:
 
     def navigation_state(self, node):
         members, mode, logical, physical, arg = self.navigation(node)
-        if isinstance(_unparen(arg), Classifier):  # the row landed on, while it is in the run so far
+        if isinstance(unparen(arg), Classifier):  # the row landed on, while it is in the run so far
             return ir.Classifier(members, mode, logical, physical)
         if _has_match_state(arg):
             raise error(f"{rules.construct(node)} in DEFINE: the argument may combine columns, but "
@@ -439,7 +439,7 @@ class _Planner:
     def measure_navigation(self, node, final: bool):
         """A navigation in MEASURES: the values of the row it lands on, as atoms; CLASSIFIER()
         in its argument is that row's variable."""
-        inner = _unparen(node.this) if isinstance(node, (Prev, Next)) else None
+        inner = unparen(node.this) if isinstance(node, (Prev, Next)) else None
         if isinstance(inner, (Running, Final)):  # NEXT(FINAL LAST(x), 1)
             final = isinstance(inner, Final)
         members, mode, logical, physical, arg = self.navigation(node)
@@ -506,7 +506,7 @@ def _bounded(plan_: Plan) -> bool:
         planner = _Planner(plan_, defining=analysis.var_names.index(name))
         for condition in (definition.condition, definition.until):
             for node in condition.find_all(Prev) if condition is not None else ():
-                argument = _unwrap(node.this)
+                argument = unwrap(node.this)
                 if isinstance(argument, Classifier):  # (the match's own rows: NULL before it either way)
                     continue
                 if argument.find(First, Last) is not None or not planner.current_row_in(planner.labels(argument)) \
@@ -534,19 +534,6 @@ def _conjuncts(node):
         yield from _conjuncts(node.expression)
     else:
         yield node
-
-
-def _unparen(node):
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return node
-
-
-def _unwrap(node):
-    """``node`` without parentheses and RUNNING / FINAL around it."""
-    while isinstance(node, (exp.Paren, Running, Final)):
-        node = node.this
-    return node
 
 
 def _lagged_column(node) -> Lagged | None:

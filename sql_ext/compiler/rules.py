@@ -23,7 +23,8 @@ from udtf.sparksql import aggregates
 
 from .analyze import Analysis, error, variable_name
 from .calls import TRINO_AGGREGATES
-from .parse import Classifier, Final, First, Last, MatchNumber, MatchRecognizeClause, Navigation, Running
+from .parse import (Classifier, Final, First, Last, MatchNumber, MatchRecognizeClause, Navigation, Running, unparen,
+                    unwrap)
 
 MAX_OFFSET = 2_147_483_647
 
@@ -41,8 +42,8 @@ def aggregate_call(node):
         if name not in aggregates.NAMES and name not in aggregates.REFUSED:
             return None
         args = list(node.expressions)
-    elif isinstance(node, exp.Any) and not isinstance(_unparen(node.this), (exp.Subquery, exp.Select)):
-        name, args = "any", [_unparen(node.this)]  # Spark's any(x) is bool_or; x = ANY (subquery) is not
+    elif isinstance(node, exp.Any) and not isinstance(unparen(node.this), (exp.Subquery, exp.Select)):
+        name, args = "any", [unparen(node.this)]  # Spark's any(x) is bool_or; x = ANY (subquery) is not
     elif isinstance(node, exp.WithinGroup):
         name, args = node.this.sql_name().lower(), [node]  # (refused by the checker)
     elif isinstance(node, exp.AggFunc) and not isinstance(node, Navigation):
@@ -125,7 +126,7 @@ class _Checker:
             return  # applies to the FIRST / LAST / aggregates inside
         if isinstance(target, (First, Last)) or aggregate_call(target) is not None:
             return
-        if isinstance(target, Navigation) and isinstance(_unparen(target.this), (First, Last)):
+        if isinstance(target, Navigation) and isinstance(unparen(target.this), (First, Last)):
             return  # FINAL NEXT(LAST(x)): the modifier of the logical navigation inside
         raise error(f"{keyword} applies to FIRST, LAST and aggregates, not to {construct(target)}", node)
 
@@ -136,7 +137,7 @@ class _Checker:
         if outer is not None:
             if isinstance(outer, (First, Last)) or node.physical:
                 raise error(f"{outer.sql_keyword}: nested {name} is not allowed in its argument", node)
-            if _unwrap(outer.this) is not node:
+            if unwrap(outer.this) is not node:
                 raise error(f"{outer.sql_keyword}: a nested {name} must be its whole first argument "
                             f"(e.g. {outer.sql_keyword}({name}(A.price), 2))", node)
         offset = node.offset
@@ -198,19 +199,6 @@ class _Checker:
         if self.analysis.variable_set(name) is None:
             raise error(f"{name} is not a pattern variable or subset", node)
         return name
-
-
-def _unparen(node):
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return node
-
-
-def _unwrap(node):
-    """``node`` without parentheses and RUNNING / FINAL around it."""
-    while isinstance(node, (exp.Paren, Running, Final)):
-        node = node.this
-    return node
 
 
 def _columns_and_classifiers(node):
