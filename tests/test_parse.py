@@ -833,3 +833,16 @@ def test_calls_sqlglot_cannot_build_are_read_as_written(call):
     c = mr(f"PATTERN (A+) DEFINE A AS {call} IS NULL")
     node = c.definitions[0].condition.this
     assert isinstance(node, exp.Anonymous) and node.sql(dialect=SparkCep).lower() == call
+
+
+@pytest.mark.parametrize("clause", ["WINDOW w AS (PARTITION BY a), name", "WINDOW w AS", "WINDOW w (PARTITION BY a)"])
+def test_a_named_window_needs_as_and_a_specification(clause):
+    """Spark's namedWindow is ``name AS (spec)`` or ``name AS other``: anything else is a syntax
+    error at the clause, not a window sqlglot would print as ``name AS ()``."""
+    sql = f"SELECT count(*) OVER w FROM t {clause}"
+    e = error_of(sql)
+    assert "window specification" in e.message and e.line == 1 and e.column > len("SELECT count(*) OVER w FROM t ")
+
+
+def test_a_named_window_may_name_another():
+    assert "w2 AS (w1)" in to_spark_sql(parse_one("SELECT count(*) OVER w2 FROM t WINDOW w1 AS (PARTITION BY a), w2 AS w1"))

@@ -115,6 +115,16 @@ class WindowSyntax:
         return column
 
     # ---- windows -----------------------------------------------------------------------
+    def _parse_named_window(self):
+        """``name AS spec`` of a WINDOW clause, as Spark's grammar reads it (namedWindow): the AS
+        and a specification, ``(...)`` or another window's name, are required."""
+        name = self._parse_id_var()
+        ahead = self._next
+        if not self._match(TokenType.ALIAS, advance=False) or ahead is None or \
+                (ahead.token_type != TokenType.L_PAREN and ahead.token_type not in self.ID_VAR_TOKENS):
+            self.raise_error("Expecting AS and a window specification")
+        return self._parse_window(name, alias=True)
+
     def _parse_window(self, this, alias: bool = False):
         over = self._spec_start(alias)
         if over is None or not self._pattern_spec(over):
