@@ -434,6 +434,11 @@ def test_spark_sql_over_a_stream_points_to_stream(ss):
     with pytest.raises(MatchRecognizeError, match=r"sql_ext\.stream\(spark, sql\)") as info:
         ss.sql(sql)
     assert (info.value.line, info.value.column) == (1, sql.index("rate_live") + 1)
+    window = "SELECT value, m OVER w AS m FROM rate_live\nWINDOW w AS (ORDER BY timestamp MEASURES A.value AS m\n" \
+             "  ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING PATTERN (A) DEFINE A AS value > 0)"
+    with pytest.raises(MatchRecognizeError, match="a window with pattern recognition is a streaming relation: such a window cannot run on a stream") as info:
+        ss.sql(window)
+    assert (info.value.line, info.value.column) == (2, len("WINDOW ") + 1)  # at the window
 
 
 def test_example_streams_like_batch(ss, workdir):

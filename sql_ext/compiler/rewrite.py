@@ -98,6 +98,10 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     analysis = analyze(clause, [f.name for f in input_fields], windowed and windowed.frame)
     streaming = getattr(catalog, "streaming", False)
     if not streaming and catalog.is_streaming(ctes + f"SELECT * FROM {input_text}"):
+        if windowed is not None:
+            raise error("the input of a window with pattern recognition is a streaming relation: such a window "
+                        "cannot run on a stream yet (MATCH_RECOGNIZE can, with sql_ext.stream(spark, sql); "
+                        "docs/streaming.md)", clause.input)
         raise error("the input of MATCH_RECOGNIZE is a streaming relation, which a batch query (spark.sql) cannot "
                     "read: run the statement with sql_ext.stream(spark, sql) and write its result with "
                     "writeStream (docs/streaming.md)", clause.input)
