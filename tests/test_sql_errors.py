@@ -275,6 +275,31 @@ def test_spark_syntax_errors_in_the_clause(series, case):
     assert (err.message, err.line, err.column) == (message, *at(sql, needle))
 
 
+def test_the_generated_sqls_errors_are_not_logged(series):
+    """pyspark logs a failed call's error with the SQL it failed on: the queries the rewrite has
+    Spark analyse are generated SQL, whose errors reach the user at their own SQL, not in that
+    log; a failed query of the user's own is logged as pyspark logs it."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    records, handler = [], logging.Handler()
+    handler.emit = records.append
+    logger = PySparkLogger.getLogger("SQLQueryContextLogger")
+    logger.addHandler(handler)
+    try:
+        for sql in (query(define="B AS p > > 1"), query(measures="COUNT(*) AS 1"),
+                    query(define="B AS date_trunc() IS NULL")):
+            with pytest.raises(MatchRecognizeError):
+                series.sql(sql).collect()
+        assert not records
+        with pytest.raises(Exception):
+            series.sql("SELECT no_such_column")
+        assert records
+    finally:
+        logger.removeHandler(handler)
+
+
 def test_positions_in_ctes_nested_clauses_and_later_statements(series):
     """Positions are in the whole SQL text: inside a CTE, in the outer of two nested clauses,
     in the second statement of a script."""

@@ -11,6 +11,7 @@ from udtf.plan import LIMIT_CONFS, EnginePlan, Limits
 from udtf.sparksql.types import quote_name
 
 from ..compiler.catalog import Field, spark_message
+from .failures import unlogged
 from .kind import session_kind
 
 
@@ -43,7 +44,8 @@ class SparkCatalog:
     def __init__(self, spark, args=None, run=None):
         self.spark = spark
         self.args = args or None
-        self.run = run if run is not None else (lambda sql, args: spark.sql(sql, args))
+        run = run if run is not None else (lambda sql, args: spark.sql(sql, args))
+        self.run = _unlogged(run)
 
     def schema(self, sql: str) -> tuple:
         return tuple(Field(f.name, type_text(f.dataType), json.dumps(f.dataType.jsonValue()))
@@ -55,12 +57,13 @@ class SparkCatalog:
     def syntax_error(self, sql: str) -> tuple | None:
         """Spark's parse error of ``sql`` (message, offset), else None; None too in a Spark
         Declarative Pipelines definition, which refuses EXPLAIN (analysis still checks the SQL)."""
-        from pyspark.errors import AnalysisException, ParseException
+        from pyspark.errors import AnalysisException, IllegalArgumentException, ParseException
 
         explain = "EXPLAIN " + sql  # (runs at once; what analysis finds is its result's text, not raised)
         try:
             self.run(explain, self.args)
-        except ParseException as e:
+        except (ParseException, IllegalArgumentException) as e:  # (the latter: a literal the parser cannot read,
+            # INTERVAL '1 x' is INVALID_INTERVAL_FORMAT)
             at = _offset(e, explain)
             return spark_message(e), None if at is None else max(0, at - len("EXPLAIN "))
         except AnalysisException as e:
@@ -117,3 +120,12 @@ def _offset(e, sql: str) -> int | None:
         return starts[0]
     found = re.search(r"\(line (\d+), pos (\d+)\)", str(e))
     return offset(sql, int(found.group(1)), int(found.group(2)) + 1) if found else None
+
+
+def _unlogged(run):
+    """``run``, its failures unlogged (``failures.unlogged``): a query the rewrite asks about is
+    generated SQL, its errors reach the user at their SQL or not at all."""
+    def quiet(sql, args):
+        with unlogged():
+            return run(sql, args)
+    return quiet

@@ -13,11 +13,17 @@ batch) runs the query, after ``spark.sql`` returned:
 Connect) so that both reach the user as one ``MatchRecognizeError``: the engine's with its own
 message and position, Spark's with Spark's message at the user's expression the failing
 fragment of the generated SQL was printed from (``remember``).  Other errors pass untouched.
+pyspark logs each failed call's error with the SQL it failed on; inside ``unlogged()`` (the
+queries sparkcep has Spark analyse, the rewritten statement) it does not: that SQL is the
+generated one, and the error reaches the user as theirs, or not at all.
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 import sys
+import threading
 
 from udtf.errors import MatchRecognizeError
 
@@ -27,6 +33,8 @@ from ..compiler.parse import position, to_spark_sql
 _ENGINE = re.compile(r"udtf\.errors\.MatchRecognizeError: (?:line (\d+):(\d+): )?([^\n]*)")
 _REMEMBERED = 512
 _generated: dict = {}  # SQL the rewrite generated for an expression -> the expression (the user's positions)
+_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")  # pyspark's, of failed calls
+_unlogged = threading.local()
 
 
 def remember(expressions) -> None:
@@ -73,8 +81,13 @@ def install() -> None:
     """Wrap pyspark's conversion of a failed call's error (classic; Spark Connect once its
     client is imported): a MATCH_RECOGNIZE's error becomes the user's (``user_error``)."""
     from pyspark.errors.exceptions import captured
+    from pyspark.logger import PySparkLogger
 
     _wrap(captured, "convert_exception")
+    for name in _LOGGERS:
+        logger = PySparkLogger.getLogger(name)
+        if _generated_sql not in logger.filters:
+            logger.addFilter(_generated_sql)
     core = sys.modules.get("pyspark.sql.connect.client.core")
     if core is not None:
         _wrap(core, "convert_exception")
@@ -91,3 +104,18 @@ def _wrap(module, name: str) -> None:
 
     wrapped._sparkcep = True
     setattr(module, name, wrapped)
+
+
+@contextlib.contextmanager
+def unlogged():
+    """Calls in this block (this thread) fail without pyspark's log of their error."""
+    before = getattr(_unlogged, "on", False)
+    _unlogged.on = True
+    try:
+        yield
+    finally:
+        _unlogged.on = before
+
+
+def _generated_sql(record: logging.LogRecord) -> bool:
+    return not getattr(_unlogged, "on", False)

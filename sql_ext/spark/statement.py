@@ -245,9 +245,10 @@ def run_statement(spark, original, sql: str, args, kwargs):
             return run(sql, args)
         views.note_global_view(sql, rewritten)
         try:
-            df = run(rewritten, named_args(args))
-            if frames or session_kind(spark) == "connect":
-                df.schema  # Spark Connect analyses lazily: analyse now, while errors can be placed
+            with failures.unlogged():  # (its errors are the generated SQL's: reported below at the user's)
+                df = run(rewritten, named_args(args))
+                if frames or session_kind(spark) == "connect":
+                    df.schema  # Spark Connect analyses lazily: analyse now, while errors can be placed
             return df
         except MatchRecognizeError:
             raise
