@@ -160,6 +160,8 @@ import sql_ext
 from sql_examples.local_spark import get_spark
 from stream_support import scripted
 spark = sql_ext.enable(get_spark(app_name="sparkcep-killed"))
+for key, value in {confs!r}.items():  # the restarting session's: the checkpoint's fingerprint holds them
+    spark.conf.set(key, value)
 scripted(spark, {script!r}, "ts", "5 seconds").where({keep!r}).createOrReplaceTempView("events_live")
 sql_ext.stream(spark, {sql!r}).writeStream.format("parquet").option("checkpointLocation", {checkpoint!r}) \
     .outputMode("append").start({out!r}).awaitTermination()
@@ -182,7 +184,8 @@ def test_sigkill_mid_micro_batch_restarts_exactly_once(ss, workdir):
     script = write_script(f"{workdir}/script.json", SCHEMA, chunked(rows, seed=4, batches=6, jitter=4))
     checkpoint, out = f"{workdir}/cp", f"{workdir}/out"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    code = KILLED_RUN.format(paths=[root, os.path.join(root, "tests")], script=script, keep=KEEP,
+    confs = {key: ss.conf.get(key) for key in ("spark.sql.ansi.enabled", "spark.sql.session.timeZone")}
+    code = KILLED_RUN.format(paths=[root, os.path.join(root, "tests")], script=script, keep=KEEP, confs=confs,
                              sql=sql.format(src="events_live"), checkpoint=checkpoint, out=out)
     killed = subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
