@@ -58,7 +58,8 @@ def pack(batches, shard_column: str):
         if not batch.num_rows:
             continue
         shards = batch.column(shard_column)
-        rows = batch.drop_columns([shard_column])
+        rows = batch.select([name for name in batch.schema.names if name != shard_column])  # (pyarrow 15 has
+        # no RecordBatch.drop_columns)
         found = pc.unique(shards)
         if len(found) == 1:
             parts = [(found[0].as_py(), rows)]
