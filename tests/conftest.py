@@ -15,6 +15,21 @@ def spark():
     session.stop()
 
 
+# The confs that change what a query means; a test that leaves one changed would change every
+# test after it in the shared session, so each Spark test gets them back as it found them.
+_MEANING_CONFS = ("spark.sql.ansi.enabled", "spark.sql.session.timeZone")
+
+
+@pytest.fixture(autouse=True)
+def _meaning_confs_restored(request):
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    session = request.getfixturevalue("spark")
+    with session_confs(session, {key: session.conf.get(key) for key in _MEANING_CONFS}):
+        yield
+
+
 @pytest.fixture
 def confs():
     """``confs(session, {key: value})`` sets Spark confs for the test; its teardown restores
