@@ -73,7 +73,7 @@ def _rewrite(sql: str, spark, args, run) -> tuple:
         if statement is blanked:
             return sql, None
         prefix = explain.group(0).strip() + " "
-        return prefix + statement, lambda offset: locate(max(0, offset - len(prefix)))
+        return prefix + statement, lambda index: locate(max(0, index - len(prefix)))
     try:
         trees = parse(sql)
     except MatchRecognizeError:
@@ -109,8 +109,8 @@ def _locator(user: str, text: str, start: int, done, shifts):
     outer = sorted(e for e in spans if not any(o != e and o[0] <= e[0] and e[1] <= o[1] for o in spans))
     lead = len(text[start:]) - len(text[start:].lstrip())
 
-    def locate(offset: int) -> tuple:
-        position, delta = start + lead + offset, 0
+    def locate(index: int) -> tuple:
+        position, delta = start + lead + index, 0
         for a, b, n in outer:
             if position < a + delta:
                 break
