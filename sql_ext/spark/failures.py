@@ -81,13 +81,9 @@ def install() -> None:
     """Wrap pyspark's conversion of a failed call's error (classic; Spark Connect once its
     client is imported): a MATCH_RECOGNIZE's error becomes the user's (``user_error``)."""
     from pyspark.errors.exceptions import captured
-    from pyspark.logger import PySparkLogger
 
     _wrap(captured, "convert_exception")
-    for name in _LOGGERS:
-        logger = PySparkLogger.getLogger(name)
-        if _generated_sql not in logger.filters:
-            logger.addFilter(_generated_sql)
+    _filter_logs()
     core = sys.modules.get("pyspark.sql.connect.client.core")
     if core is not None:
         _wrap(core, "convert_exception")
@@ -106,9 +102,20 @@ def _wrap(module, name: str) -> None:
     setattr(module, name, wrapped)
 
 
+def _filter_logs() -> None:
+    from pyspark.logger import PySparkLogger
+
+    for name in _LOGGERS:
+        logger = PySparkLogger.getLogger(name)
+        if _generated_sql not in logger.filters:
+            logger.addFilter(_generated_sql)
+
+
 @contextlib.contextmanager
 def unlogged():
-    """Calls in this block (this thread) fail without pyspark's log of their error."""
+    """Calls in this block (this thread) fail without pyspark's log of their error (with or
+    without ``enable()``: ``transpile`` probes Spark too)."""
+    _filter_logs()
     before = getattr(_unlogged, "on", False)
     _unlogged.on = True
     try:
