@@ -44,15 +44,21 @@ class SparkCatalog:
     def __init__(self, spark, args=None, run=None):
         self.spark = spark
         self.args = args or None
-        run = run if run is not None else (lambda sql, args: spark.sql(sql, args))
-        self.run = _unlogged(run)
+        self.run = run if run is not None else (lambda sql, args: spark.sql(sql, args))
+
+    def _ask(self, sql: str, read=lambda df: df):
+        """``read`` of Spark's DataFrame for ``sql``, its failures unlogged (``failures.unlogged``;
+        Spark Connect analyses only when ``read`` asks): a query the rewrite asks about is
+        generated SQL, its errors reach the user at their SQL or not at all."""
+        with unlogged():
+            return read(self.run(sql, self.args))
 
     def schema(self, sql: str) -> tuple:
         return tuple(Field(f.name, type_text(f.dataType), json.dumps(f.dataType.jsonValue()))
-                     for f in self.run(sql, self.args).schema.fields)
+                     for f in self._ask(sql, lambda df: df.schema).fields)
 
     def is_streaming(self, sql: str) -> bool:
-        return self.run(sql, self.args).isStreaming
+        return self._ask(sql, lambda df: df.isStreaming)
 
     def syntax_error(self, sql: str) -> tuple | None:
         """Spark's parse error of ``sql`` (message, offset), else None; None too in a Spark
@@ -61,7 +67,7 @@ class SparkCatalog:
 
         explain = "EXPLAIN " + sql  # (runs at once; what analysis finds is its result's text, not raised)
         try:
-            self.run(explain, self.args)
+            self._ask(explain)
         except (ParseException, IllegalArgumentException) as e:  # (the latter: a literal the parser cannot read,
             # INTERVAL '1 x' is INVALID_INTERVAL_FORMAT)
             at = _offset(e, explain)
@@ -120,12 +126,3 @@ def _offset(e, sql: str) -> int | None:
         return starts[0]
     found = re.search(r"\(line (\d+), pos (\d+)\)", str(e))
     return offset(sql, int(found.group(1)), int(found.group(2)) + 1) if found else None
-
-
-def _unlogged(run):
-    """``run``, its failures unlogged (``failures.unlogged``): a query the rewrite asks about is
-    generated SQL, its errors reach the user at their SQL or not at all."""
-    def quiet(sql, args):
-        with unlogged():
-            return run(sql, args)
-    return quiet

@@ -240,7 +240,7 @@ def run_statement(spark, original, sql: str, args, kwargs):
         try:
             rewritten, locate = _rewrite(sql, spark, args, run)
         except MatchRecognizeError as e:
-            raise _unbound_hint(e, args) from None
+            raise _unbound_hint(e, args, spark) from None
         if rewritten is sql:
             return run(sql, args)
         views.note_global_view(sql, rewritten)
@@ -256,22 +256,29 @@ def run_statement(spark, original, sql: str, args, kwargs):
             error = _user_error(e, locate)
             if error is None:
                 raise
-            raise _unbound_hint(error, args) from None
+            raise _unbound_hint(error, args, spark) from None
     finally:
         if formatter is not None and not frames:
             formatter.clear()
 
 
-def _unbound_hint(error: MatchRecognizeError, args) -> MatchRecognizeError:
+_CONSTANTS_ONLY = "spark.sql.legacy.parameterSubstitution.constantsOnly"
+
+
+def _unbound_hint(error: MatchRecognizeError, args, spark) -> MatchRecognizeError:
     """``error``, with the likely cause when Spark left a marker unbound that ``args`` binds
     (every marker was checked to have a value)."""
     if not args or not error.message.startswith("[UNBOUND_SQL_PARAMETER]") or getattr(error, "checked", False):
         return error
-    return MatchRecognizeError(
-        error.message + " The statement's args bind it, but the session's SQL parser dropped them: a parser "
-        "extension (Delta Lake's, for one) loses Spark 4.2's parameter substitution; set "
-        "spark.sql.legacy.parameterSubstitution.constantsOnly=true (Spark then binds parameters in the "
-        "analyzer) - see docs/deploying.md.", error.line, error.column)
+    if session_kind(spark) == "connect" and spark.conf.get(_CONSTANTS_ONLY, "false").lower() == "true":
+        cause = (f" The statement's args bind it, but Spark Connect leaves every parameter unbound while "
+                 f"{_CONSTANTS_ONLY}=true (Spark's own behaviour, with or without MATCH_RECOGNIZE); unset it "
+                 "on a Connect session - see docs/deploying.md.")
+    else:
+        cause = (" The statement's args bind it, but the session's SQL parser dropped them: a parser extension "
+                 f"(Delta Lake's, for one) loses Spark 4.2's parameter substitution; set {_CONSTANTS_ONLY}=true "
+                 "(Spark then binds parameters in the analyzer) - see docs/deploying.md.")
+    return MatchRecognizeError(error.message + cause, error.line, error.column)
 
 
 def _user_error(e: Exception, locate):

@@ -102,7 +102,7 @@ class StreamCatalog(SparkCatalog):
         ``input_fields``)."""
         clause = analysis.clause
         check_final(analysis)
-        source = self.run(computed, self.args)
+        source = self._ask(computed)
         if not source.isStreaming:
             raise error("stream(): the input of MATCH_RECOGNIZE is not a streaming relation (use "
                         "spark.sql for a batch input)", clause.input)
