@@ -24,6 +24,34 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
     lies past the last one's ``order`` (which must then be strictly increasing).  ``frame``: a
     window's (``udtf.plan.Frame``, R020): one outcome per row."""
     masks, state, until, columns = masks or {}, state or {}, until or {}, columns or {}
+    engine, rows, names, lookback = engine_for(pattern, masks, state, until, columns, mode, skip, skip_to, within,
+                                               unmatched, timeouts, distinct, error_on_miss, limits, frame)
+    # fed in chunks, the engine also forgets the rows it no longer needs after each chunk, as
+    # the UDTF does: match rows are then relative to the first row kept (``dropped`` before it)
+    out, dropped = [], 0
+    step = chunks or n or 1
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        rows.append(hi - lo,
+                    masks={**{f"m_{v}": bytes(int(bool(x)) for x in m[lo:hi]) for v, m in masks.items()},
+                           **{f"u_{v}": bytes(int(bool(x)) for x in m[lo:hi]) for v, m in until.items()}},
+                    values={c: list(vals[lo:hi]) for c, vals in columns.items()},
+                    order=list(order[lo:hi]) if order is not None else None)
+        if watermarks:
+            engine.horizon = order[hi - 1]
+        out += _moved(expand(engine.feed(hi - lo)), dropped)
+        if chunks:
+            dropped += forget(engine, lookback)
+    out += _moved(expand(engine.finish()), dropped)
+    return out, names
+
+
+def engine_for(pattern, masks=None, state=None, until=None, columns=None, mode="standard", skip="PAST LAST ROW",
+               skip_to=(), within=None, unmatched=False, timeouts=False, distinct=False, error_on_miss=False,
+               limits=Limits(), frame=None):
+    """(matcher, its empty ``Rows``, variable names, the rows PREV reads back) for the
+    arguments of ``engine_matches`` (``masks`` and ``columns`` name the rows' columns)."""
+    masks, state, until, columns = masks or {}, state or {}, until or {}, columns or {}
     node = parse_pattern(pattern)
     names = variables(node)
     for extra in list(masks) + list(state) + list(skip_to):
@@ -42,25 +70,7 @@ def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None,
                       within=within, unmatched=unmatched, timeouts=timeouts, distinct=distinct, limits=limits,
                       frame=frame)
     engine = matcher(program, Conditions(define, cond_until, names, rows, windowed=frame is not None), options)
-    # fed in chunks, the engine also forgets the rows it no longer needs after each chunk, as
-    # the UDTF does: match rows are then relative to the first row kept (``dropped`` before it)
-    lookback = max((ir.lookback(c.expr) for c in define), default=0)
-    out, dropped = [], 0
-    step = chunks or n or 1
-    for lo in range(0, n, step):
-        hi = min(n, lo + step)
-        rows.append(hi - lo,
-                    masks={**{f"m_{v}": bytes(int(bool(x)) for x in m[lo:hi]) for v, m in masks.items()},
-                           **{f"u_{v}": bytes(int(bool(x)) for x in m[lo:hi]) for v, m in until.items()}},
-                    values={c: list(vals[lo:hi]) for c, vals in columns.items()},
-                    order=list(order[lo:hi]) if order is not None else None)
-        if watermarks:
-            engine.horizon = order[hi - 1]
-        out += _moved(expand(engine.feed(hi - lo)), dropped)
-        if chunks:
-            dropped += forget(engine, lookback)
-    out += _moved(expand(engine.finish()), dropped)
-    return out, names
+    return engine, rows, names, max((ir.lookback(c.expr) for c in define), default=0)
 
 
 def _moved(matches, shift):

@@ -142,6 +142,25 @@ def min_rows(node) -> int:
     return 0  # Empty, Anchor, Neg
 
 
+def max_rows(node) -> int | None:
+    """The most rows a match of ``node`` spans (excluded rows included), None when unbounded
+    (an unbounded quantifier, or FlinkCEP's relaxed contiguity, which passes over rows)."""
+    if isinstance(node, Var):
+        return 1
+    if isinstance(node, Repeat):
+        body = max_rows(node.body)
+        bounded = node.max is not None and body is not None and node.inner is STRICT
+        return node.max * body if bounded else None
+    if isinstance(node, Seq) and any(j is not STRICT for j in node.junctions):
+        return None
+    if isinstance(node, (Empty, Anchor, Neg)):
+        return 0
+    counts = [max_rows(child) for child in node.children()]
+    if None in counts:
+        return None
+    return max(counts, default=0) if isinstance(node, Alt) else sum(counts)  # Seq, Permute, Exclude
+
+
 def rows_before(node, before: int = 0, out: dict | None = None) -> dict:
     """Variable name -> the fewest rows of a match before a row its condition is evaluated on
     (mapped to it; for ``~V`` and UNTIL V, considered), ``node`` starting ``before`` rows in."""

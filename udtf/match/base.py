@@ -123,6 +123,18 @@ def skip_target(skip: Skip, rows: tuple, strict: bool):
     return target
 
 
+def next_start(skip: Skip, start: int, end: int, rows: tuple) -> int:
+    """The attempt row after a standard-semantics match of ``rows`` from ``start`` to ``end``
+    (``start - 1``: an empty match, after which the next row is tried)."""
+    if end < start:
+        return start + 1
+    if skip.mode is SkipMode.PAST_LAST_ROW:
+        return end + 1
+    if skip.mode in (SkipMode.TO_NEXT_ROW, SkipMode.NO_SKIP):
+        return start + 1
+    return skip_target(skip, rows, strict=True)
+
+
 def forget(matcher, lookback: int) -> int:
     """Drop from ``matcher.rows`` the rows before its low water mark but ``lookback`` (those
     PREV may still read); return how many were dropped (every row index goes down by it)."""

@@ -9,10 +9,10 @@ follows the AFTER MATCH SKIP clause.
 from __future__ import annotations
 
 from ..errors import LimitExceeded
-from ..plan import LIMIT_CONFS, SkipMode
+from ..plan import LIMIT_CONFS
 from ..rows import Match, MatchKind
 from ..program import ACCEPT
-from .base import Matcher, Options, skip_target
+from .base import Matcher, Options, next_start
 from .vm import KEEP, Machine, shifted
 
 
@@ -235,12 +235,5 @@ class StandardMatcher(Matcher):
         self.start = self._next_start(start, end, rows)
 
     def _next_start(self, start: int, end: int, rows: tuple) -> int:
-        skip = self.options.skip
-        if end < start:  # an empty match: resume at the next row
-            return start + 1
-        if skip.mode is SkipMode.PAST_LAST_ROW:
-            return end + 1
-        if skip.mode in (SkipMode.TO_NEXT_ROW, SkipMode.NO_SKIP):
-            return start + 1
-        return skip_target(skip, rows, strict=True)
+        return next_start(self.options.skip, start, end, rows)
 
