@@ -20,14 +20,14 @@ from udtf.match.lanes import Outcome, lane_program
 def outcomes(monkeypatch):
     """Counts the lane outcomes of every pass (so a test knows the lanes decided its rows)."""
     seen: Counter = Counter()
-    walk = lanes_module.LaneMatcher._walk
+    walk = lanes_module.LaneTier._walk
 
-    def counted(self, lo, hi, limit):
-        decided = walk(self, lo, hi, limit)
+    def counted(self, lo, hi, limit, final):
+        decided = walk(self, lo, hi, limit, final)
         seen.update(Outcome(int(k)) for k in decided.kind)
         return decided
 
-    monkeypatch.setattr(lanes_module.LaneMatcher, "_walk", counted)
+    monkeypatch.setattr(lanes_module.LaneTier, "_walk", counted)
     return seen
 
 
@@ -157,13 +157,13 @@ def test_the_lanes_stay_on_where_a_row_costs_the_vm_more(monkeypatch, outcomes):
                        call("<", agg("avg", ("A",), "price"), call("+", first, lit(3)))),
              "B": call("<", col("price"), first)}
     costs = []
-    vm_cost = lanes_module.LaneMatcher._vm_cost
+    vm_cost = lanes_module.LaneTier._vm_cost
 
     def recorded(self):
         costs.append((self.lane_steps / max(1, self.advanced), vm_cost(self)))
         return costs[-1][1]
 
-    monkeypatch.setattr(lanes_module.LaneMatcher, "_vm_cost", recorded)
+    monkeypatch.setattr(lanes_module.LaneTier, "_vm_cost", recorded)
     lanes, vm = both(monkeypatch, "S A+ B", n, state=state, columns={"price": price}, chunks=5000)
     assert lanes == vm and len(lanes) > 1000
     steps_per_row, vm_threads_per_row = costs[-1]
@@ -216,7 +216,7 @@ def test_a_long_stay_in_a_loop_is_read_ahead(monkeypatch, outcomes):
     state = {"A": call("and", call(">=", col("x"), first), call("<", agg("avg", ("A",), "x"), call("+", first, lit(9)))),
              "B": call("<", col("x"), call("+", agg("max", ("A",), "x"), lit(-1)))}
     skimmed = []
-    skim = lanes_module.LaneMatcher._skim
+    skim = lanes_module.LaneTier._skim
 
     def counted(self, lanes, stop):
         before = self.lane_steps
@@ -224,7 +224,7 @@ def test_a_long_stay_in_a_loop_is_read_ahead(monkeypatch, outcomes):
         skimmed.append(self.lane_steps - before)
         return out
 
-    monkeypatch.setattr(lanes_module.LaneMatcher, "_skim", counted)
+    monkeypatch.setattr(lanes_module.LaneTier, "_skim", counted)
     lanes, vm = both(monkeypatch, "S A+ B", n, state=state, columns={"x": x}, chunks=500)
     assert lanes == vm and len(lanes) > 10
     assert sum(skimmed) > n and outcomes[Outcome.MATCH] > 10

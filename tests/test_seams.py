@@ -14,7 +14,6 @@ from test_engine_properties import (STD_SKIP_MODES, STD_VARS, _random_std_patter
 from udtf.errors import MatchRecognizeError
 from udtf.expr import NavMode
 from udtf.match import expand
-from udtf.match.runs import RunsMatcher
 from udtf.match.seams import Run, chunk_runs, stitch
 from udtf.pattern import Anchor, max_rows, parse_pattern, walk
 from udtf.rows import MatchKind
@@ -81,8 +80,8 @@ def _chain(case, reach):
             engine.resume(a - first, 0)
         engine.finished = True
         out, error = [], None
-        try:  # (``finish`` would drop the matches found before an error; the runs tier raises none)
-            out = engine.finish() if isinstance(engine, RunsMatcher) else engine._run(out) or out
+        try:  # (``finish`` would drop the matches found before an error)
+            engine._run(out)
         except MatchRecognizeError as e:
             error, stop = e, min(stop, engine.start + first)
         matches = tuple(m._replace(start=m.start + first, end=m.end + first,
@@ -106,7 +105,7 @@ def test_chunks_stitch_to_the_serial_run(seed):
     reach = _reach(pattern, within, order, n)
     engine, *_ = engine_for(pattern, masks=masks, state=state, columns={"price": price}, skip=skip, skip_to=skip_to,
                             within=within)
-    options = engine.fallback.options if isinstance(engine, RunsMatcher) else engine.options
+    options = engine.options
     serial = _outcome(lambda: engine_matches(pattern, n, masks=masks, state=state, columns={"price": price},
                                              skip=skip, skip_to=skip_to, within=within, order=order,
                                              unmatched=unmatched)[0])

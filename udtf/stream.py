@@ -42,8 +42,9 @@ from .arrow import PartitionRunner, derive_mask, order_numbers, output_batch, sp
 from .emit import Emitter, Emitted
 from .errors import LimitExceeded, MatchRecognizeError
 from .expr import Agg, Classifier, MatchNumber, Nav, children, lookback as expr_lookback
-from .match import FlinkMatcher, MatchBlock, RunsMatcher
-from .match.dfa import DfaMatcher
+from .match import FlinkMatcher, MatchBlock
+from .match.dfa import DfaTier
+from .match.runs import RunsTier
 from .match.standard import StandardMatcher
 from .plan import EnginePlan, OutputKind, Semantics
 from .program import Kind
@@ -210,9 +211,12 @@ class ShardStepper:
         self.replay = plan.semantics is Semantics.FLINKCEP
         self.late = any(o.kind is OutputKind.LATE for o in plan.output)  # late rows are output
         self.runner = runner = PartitionRunner(plan, output_schema)
-        if isinstance(runner.matcher, RunsMatcher):  # it decides only at the partition end
-            runner.matcher = runner.matcher.fallback
-        self.matcher = runner.matcher
+        self.matcher = matcher = runner.matcher
+        tiers = matcher.tiers if isinstance(matcher, StandardMatcher) else ()
+        if tiers:  # the runs tier decides only at the partition end
+            matcher.tiers = tuple(t for t in tiers if not isinstance(t, RunsTier))
+        # the lazy DFA, whose symbols and candidate starts ``_cache`` computes
+        self.dfa = next((t.dfa for t in tiers if isinstance(t, DfaTier)), None)
         self.rows = runner.rows
         self.value_types = runner.value_types
         # measures reading only their match's rows are emitted for all keys of a step at once
@@ -407,19 +411,19 @@ class ShardStepper:
         self.symbols = self.starts = self.classes = None
         if self.replay or not count:
             return
-        if isinstance(matcher, DfaMatcher):
-            symbols = matcher.dfa.symbols_of(columns.masks, count)
+        if self.dfa is not None:
+            symbols = self.dfa.symbols_of(columns.masks, count)
             ends = np.zeros(count, dtype=bool)
             ends[last] = True
             self.symbols = symbols.tolist()
-            self.starts = np.flatnonzero(matcher.dfa.candidates(symbols, ends)).tolist()
+            self.starts = np.flatnonzero(self.dfa.candidates(symbols, ends)).tolist()
         elif isinstance(matcher, StandardMatcher):
             self.classes = matcher.machine.classes_of(columns.masks, count).tolist()
 
     def _preload(self, lo: int, hi: int):
         """Hand the matcher what ``_cache`` computed for its rows ``lo`` to ``hi`` - 1."""
         if self.symbols is not None:
-            dfa = self.matcher.dfa
+            dfa = self.dfa
             dfa.symbols.extend(self.symbols[lo:hi])
             dfa.starts.extend(start - lo for start in
                               self.starts[bisect.bisect_left(self.starts, lo):bisect.bisect_left(self.starts, hi)])

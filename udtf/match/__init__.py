@@ -1,20 +1,22 @@
 """Matching: choose the fastest matcher that is exact for a program and its conditions.
 
-Tiers, fastest first (each falls back to the next where its assumptions fail):
+FlinkCEP semantics run on ``flinkcep.FlinkMatcher``, a window's (R020) one outcome per row on
+``window.WindowMatcher`` (both on the Pike VM).  Standard semantics run on
+``standard.StandardMatcher``: the Pike VM, asked for a start row only when each of its tiers
+(``standard.Tier``, picked by ``tiers``, fastest first) passed it on:
 
-* ``runs.RunsMatcher``: a flat sequence of quantified variables over masks, standard
-  semantics, PAST LAST ROW / TO NEXT ROW, no WITHIN, no unmatched rows: numpy over the whole
-  partition (backtracking data falls back to the DFA);
-* ``dfa.DfaMatcher``: standard semantics, every condition a mask, no timed-out partial
-  matches to report: a lazily built DFA;
-* ``lanes.LaneMatcher``: a flat sequence whose conditions read the match state, standard
-  semantics, PAST LAST ROW / TO NEXT ROW, no WITHIN, no unmatched rows: numpy over the start
-  rows, one row per step (the Pike VM decides what it cannot);
-* ``standard.StandardMatcher``: standard semantics on the Pike VM;
-* ``window.WindowMatcher``: a window's (R020) one outcome per row, on the Pike VM; where no
-  condition navigates back and the frame is each row's rest of the partition, searched from
-  the row itself (INITIAL), the tiers above with ``window.RowOutcomes``;
-* ``flinkcep.FlinkMatcher``: FlinkCEP semantics on the Pike VM.
+* ``runs.RunsTier``: a flat sequence of quantified variables over masks, PAST LAST ROW / TO
+  NEXT ROW, no WITHIN, no unmatched rows: numpy over the whole partition (data needing
+  backtracking passes the partition on);
+* ``dfa.DfaTier``: every condition a mask, no timed-out partial matches to report: a lazily
+  built DFA (a start waiting on ``$`` at the partition end passes);
+* ``lanes.LaneTier``: a flat sequence whose conditions read the match state, PAST LAST ROW /
+  TO NEXT ROW, no WITHIN, no unmatched rows: numpy over the start rows, one row per step (a
+  start whose lane branched or cannot be vouched for passes).
+
+Where no condition navigates back and a window's frame is each row's rest of the partition,
+searched from the row itself (INITIAL), the window runs on the matchers above with
+``window.RowOutcomes``.
 """
 from __future__ import annotations
 
@@ -22,11 +24,11 @@ from ..plan import Limits, Semantics, SkipMode
 from ..program import Program
 from .base import Matcher, Options, forget
 from .conditions import Conditions
-from .dfa import DfaMatcher, LazyDFA, dfa_masks
+from .dfa import DfaTier, LazyDFA, dfa_masks
 from .flinkcep import FlinkMatcher
-from .lanes import LONG, LaneMatcher, lane_program
-from .runs import MatchBlock, RunMatcher, RunsMatcher, expand
-from .standard import StandardMatcher
+from .lanes import LONG, LaneTier, lane_program
+from .runs import MatchBlock, RunMatcher, RunsTier, expand
+from .standard import StandardMatcher, Tier
 from .vm import Machine
 from .window import RowOutcomes, WindowMatcher, reads_back
 
@@ -45,26 +47,28 @@ def matcher(program: Program, conditions: Conditions, options: Options):
         return WindowMatcher(machine, conditions, options)
     if options.semantics is Semantics.FLINKCEP:
         return FlinkMatcher(machine, options)
-    masks = None if machine.stateful or options.timeouts else dfa_masks(program, conditions)
+    return StandardMatcher(machine, options, tiers(program, conditions, options, machine))
+
+
+def tiers(program: Program, conditions: Conditions, options: Options, machine: Machine) -> tuple[Tier, ...]:
+    """The tiers that decide start rows before the Pike VM, fastest first: each where it is
+    exact for the program, its conditions and the options."""
     sequence = program.sequence
-    simple = options.within is None and not options.unmatched and not options.timeouts and \
-        options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW)
-    # (a lane reads at most LONG rows, on which the VM would spend at most LONG x live runs
-    # steps: the limits must let the VM go that far, else it decides every start and raises)
-    limits = options.limits
-    bounded = limits.live_runs >= Limits().live_runs and limits.steps_per_start >= LONG * limits.live_runs
-    lanes = lane_program(sequence, conditions) if sequence and simple and bounded and machine.stateful else None
-    if lanes is not None:
-        return LaneMatcher(machine, options, lanes)
-    if masks is None:
-        vm = StandardMatcher(machine, options)
-    else:
-        vm = DfaMatcher(machine, options, LazyDFA(program, conditions, machine.closure, masks))
-    if sequence and simple and not machine.stateful and \
-            all(item.var not in conditions.until for item in sequence) and \
+    simple = bool(sequence) and options.within is None and not options.unmatched and \
+        not options.timeouts and options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW)
+    if machine.stateful:
+        # (a lane reads at most LONG rows, on which the VM would spend at most LONG x live runs
+        # steps: the limits must let the VM go that far, else it decides every start and raises)
+        limits = options.limits
+        bounded = limits.live_runs >= Limits().live_runs and limits.steps_per_start >= LONG * limits.live_runs
+        lanes = lane_program(sequence, conditions) if simple and bounded else None
+        return () if lanes is None else (LaneTier(lanes, sequence, machine.rows, options),)
+    masks = None if options.timeouts else dfa_masks(program, conditions)
+    chain = () if masks is None else (DfaTier(LazyDFA(program, conditions, machine.closure, masks)),)
+    if simple and all(item.var not in conditions.until for item in sequence) and \
             all(getattr(conditions.define.get(item.var), "expr", None) is None for item in sequence):
         # (a condition over no match state but CLASSIFIER() or MATCH_NUMBER() has an expression
         # and no mask: the VM evaluates it)
         run_masks = [getattr(conditions.define.get(item.var), "mask", None) for item in sequence]
-        return RunsMatcher(RunMatcher(sequence, run_masks, options.skip.mode), vm)
-    return vm
+        chain = (RunsTier(RunMatcher(sequence, run_masks, options.skip.mode)), *chain)
+    return chain

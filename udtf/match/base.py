@@ -88,7 +88,7 @@ class Matcher(ABC):
         first = self.rows.order[start]
         return first is None or self.horizon - first >= limit
 
-    def _limit(self) -> int:
+    def limit(self) -> int:
         """Rows that may be processed now: DEFINE and MEASURES may look ``lookahead`` rows ahead."""
         return self.rows.size if self.finished else self.rows.size - self.options.lookahead
 

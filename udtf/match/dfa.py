@@ -19,7 +19,7 @@ from ..plan import SkipMode
 from ..program import ACCEPT, Kind, Program, fold_guard, literals
 from ..rows import Match, MatchKind
 from .conditions import Conditions
-from .standard import StandardMatcher
+from .standard import StandardMatcher, Tier, Verdict
 
 MAX_MASKS = 16
 MAX_STATES = 10_000  # memoized DFA states kept; the memo is flushed beyond (as RE2 does)
@@ -206,49 +206,44 @@ def _combine(quantifier, parts):
     return lambda sym: quantifier(p(sym) for p in parts)
 
 
-class DfaMatcher(StandardMatcher):
-    """Standard semantics deciding starts with a ``LazyDFA``; the Pike VM takes over a start
-    whose threads wait at ``$`` when the partition ends."""
+class DfaTier(Tier):
+    """Decides start rows with a ``LazyDFA``; the Pike VM takes a start whose threads wait at
+    ``$`` when the partition ends."""
 
-    def __init__(self, machine, options, dfa: LazyDFA):
+    def __init__(self, dfa: LazyDFA):
         self.dfa = dfa
-        super().__init__(machine, options)
 
     def reset(self):
-        super().reset()
         self.dfa.reset()
         self.state_deadlines: dict = {}
 
-    def _deadline(self, state) -> int:
+    def rebase(self, shift: int):
+        self.dfa.rebase(shift)
+
+    def _deadline(self, m: StandardMatcher, state) -> int:
         """The last row a DFA state can read and still accept from (complete partition)."""
         found = self.state_deadlines.get(state)
         if found is None:
-            if self.deadline is None:
-                self.deadline = self.machine.deadlines()
-            found = self.state_deadlines[state] = max(self.deadline[t] for t in state.threads)
+            deadline = m.deadlines()
+            found = self.state_deadlines[state] = max(deadline[t] for t in state.threads)
         return found
 
-    def _run(self, out):
-        self.dfa.sync()
-        super()._run(out)
-
-    def rebase(self, shift: int):
-        super().rebase(shift)
-        self.dfa.rebase(shift)
-
-    def _scan(self, out):
-        """Decide starts with the DFA, from ``self.start`` on, in one tight loop."""
-        dfa, symbols, starts = self.dfa, self.dfa.symbols, self.dfa.starts
-        limit, size, finished = self._limit(), self.rows.size, self.finished
-        unmatched, within = self.options.unmatched, self.options.within is not None
-        simple_skip = self.options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW)
-        past_last = self.options.skip.mode is SkipMode.PAST_LAST_ROW
-        move, order, span = dfa.move, self.rows.order, self.options.within
+    def decide(self, m: StandardMatcher, out) -> Verdict:
+        """Decide starts with the DFA, from ``m.start`` on, in one tight loop."""
+        dfa = self.dfa
+        dfa.sync()
+        symbols, starts = dfa.symbols, dfa.starts
+        options, rows = m.options, m.rows
+        limit, size, finished = m.limit(), rows.size, m.finished
+        unmatched, within = options.unmatched, options.within is not None
+        simple_skip = options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW)
+        past_last = options.skip.mode is SkipMode.PAST_LAST_ROW
+        move, order, span = dfa.move, rows.order, options.within
         initial, initial0 = dfa.initial[False], dfa.initial[True]
-        start = self.start
+        start = m.start
         k = bisect.bisect_left(starts, start)
         while start < size:
-            state, accept_empty = initial0 if start + self.rows.dropped == 0 else initial
+            state, accept_empty = initial0 if start + rows.dropped == 0 else initial
             if start > 0 and not accept_empty:
                 while k < len(starts) and starts[k] < start:
                     k += 1
@@ -256,62 +251,62 @@ class DfaMatcher(StandardMatcher):
                 if candidate > start:
                     if unmatched:
                         out.extend(Match(None, r, r, (), MatchKind.UNMATCHED)
-                                   for r in range(max(start, self.covered + 1), min(candidate, size)))
+                                   for r in range(max(start, m.covered + 1), min(candidate, size)))
                     start = candidate
                     if start >= limit:
                         break
             best = (start - 1, None, 0) if accept_empty else None
-            trail, row, span_end = [], start, start + self.options.limits.match_rows
+            trail, row, span_end = [], start, start + options.limits.match_rows
             first = order[start] if within else None
             while state is not None:
                 if row >= limit:
                     if finished and not state.waits_end:
                         break  # the partition ended: the live threads can never accept
-                    self.pos = row
-                    if self.closed(start):
+                    m.pos = row
+                    if m.closed(start):
                         break  # no row to come lies in the window
-                    self.start = start
-                    return None if finished else False
+                    m.start = start
+                    return Verdict.PASS if finished else Verdict.WAIT
                 if within and (first is None or order[row] is None or order[row] - first > span):
                     break  # ``row`` lies outside the WITHIN window (``Machine.within``)
-                if finished and row > self._deadline(state):
+                if finished and row > self._deadline(m, state):
                     break  # no thread can find the rows it still needs
                 if row >= span_end:
-                    self.check_span(start, row)
+                    m.check_span(start, row)
                 sym = symbols[row]
                 state, accept, parents = state.moves.get(sym) or move(state, sym)
                 trail.append(parents)
                 if accept is not None:
                     best = (row, accept, len(trail))
                 row += 1
-            self.start = start
+            m.start = start
             if best is None:
-                if unmatched and start > self.covered:
+                if unmatched and start > m.covered:
                     out.append(Match(None, start, start, (), MatchKind.UNMATCHED))
                 start += 1
                 continue
             end, accept, length = best
-            rows = []
+            found = []
             if accept is not None:
                 origin, var, excluded = accept
                 if var >= 0:
-                    rows.append((end, var, excluded))
+                    found.append((end, var, excluded))
                 for j in range(length - 2, -1, -1):
                     origin, var, excluded = trail[j][origin]
                     if var >= 0:
-                        rows.append((start + j, var, excluded))
-                rows.reverse()
-            rows = tuple(rows)
+                        found.append((start + j, var, excluded))
+                found.reverse()
+            found = tuple(found)
             if not simple_skip:
-                self._decide(out, end, rows)
-                start = self.start
+                m.decide(out, end, found)
+                start = m.start
                 continue
-            self.match_number += 1
-            out.append(Match(self.match_number, start, end, rows))
+            m.match_number += 1
+            out.append(Match(m.match_number, start, end, found))
             if end >= start:
-                self.covered = max(self.covered, end)
+                m.covered = max(m.covered, end)
                 start = end + 1 if past_last else start + 1
             else:
                 start += 1
-        self.start = start
-        return False
+        m.start = start
+        return Verdict.WAIT

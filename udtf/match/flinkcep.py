@@ -61,7 +61,7 @@ class FlinkMatcher(Matcher):
         loop, ``$``) know whether they accept at p too, so the order is end row, start row,
         priority.  Each run follows its state's plan for the row's class (``Machine.plan``):
         a run that only ignores the row is carried over as it is."""
-        machine, limit = self.machine, self._limit()
+        machine, limit = self.machine, self.limit()
         if self.pos < limit:
             self._advance(self.pos, limit, machine.classes(self.pos, limit), out)
         if self.finished:  # the partition end closes every window

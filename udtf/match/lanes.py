@@ -10,7 +10,7 @@ holds (up to its maximum), then the next element must take the row; a reluctant 
 row to the next element when it can.  If that walk reaches the end of the pattern, its match is
 the preferred one.  If it fails, the match is that of some path branching off where the walk
 chose one of two viable moves; a lane that chose so is left to the Pike VM (``StandardMatcher``,
-which this matcher extends), as is a lane whose conditions ``match.vector`` cannot vouch for
+which asks this tier first), as is a lane whose conditions ``match.vector`` cannot vouch for
 or that reads more than ``LONG`` rows.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 
 from ..plan import SkipMode
 from .runs import block, skip_past_last
-from .standard import StandardMatcher
+from .standard import StandardMatcher, Tier, Verdict
 from .vector import Compiler, Unsupported, View, column_array
 
 LONG = 128  # rows a lane reads before its start row is left to the Pike VM
@@ -85,22 +85,22 @@ class Decided(NamedTuple):
     final: bool  # the partition was complete
 
 
-class LaneMatcher(StandardMatcher):
-    """Standard semantics, AFTER MATCH SKIP PAST LAST ROW or TO NEXT ROW, deciding start rows by
-    lanes; the Pike VM takes the start rows the lanes leave to it, and the whole partition once
-    its data leaves ``match.vector``'s subset (a NULL, a NaN)."""
+class LaneTier(Tier):
+    """Decides start rows by lanes (standard semantics, AFTER MATCH SKIP PAST LAST ROW or TO NEXT
+    ROW); passes to the Pike VM the start rows the lanes leave to it, and the whole partition
+    once its data leaves ``match.vector``'s subset (a NULL, a NaN)."""
 
-    def __init__(self, machine, options, lanes: LaneProgram):
+    def __init__(self, lanes: LaneProgram, sequence: tuple, rows, options):
         self.lanes = lanes
-        self.sequence = machine.program.sequence
+        self.sequence = sequence
+        self.rows = rows
+        self.options = options
         # lane steps walked, and rows the chain advanced over them; thread steps of the Pike VM,
         # and rows it advanced the chain by (kept across partitions: where the lanes cost more
         # than the Pike VM on this query's data, they stay off)
         self.lane_steps = self.advanced = self.vm_steps = self.vm_rows = 0
-        super().__init__(machine, options)
 
     def reset(self):
-        super().reset()
         self.columns = {name: column_array([], type_) for name, type_ in self.lanes.columns.items()}
         self.masks = {e.mask: np.zeros(0, dtype=bool) for e in self.lanes.elements if e.mask is not None}
         self.held = 0  # rows converted to arrays
@@ -109,7 +109,6 @@ class LaneMatcher(StandardMatcher):
         self.vm_start = None  # the start row the Pike VM is deciding
 
     def rebase(self, shift: int):
-        super().rebase(shift)
         self.columns = {name: values[shift:] for name, values in self.columns.items()}
         self.masks = {name: mask[shift:] for name, mask in self.masks.items()}
         self.held = max(0, self.held - shift)
@@ -130,24 +129,24 @@ class LaneMatcher(StandardMatcher):
             self.masks[name] = np.concatenate([self.masks[name], more])
         self.held = size
 
-    def _scan(self, out):
-        """Decide start rows from ``self.start`` on by their lanes' outcomes."""
+    def decide(self, m: StandardMatcher, out) -> Verdict:
+        """Decide start rows from ``m.start`` on by their lanes' outcomes."""
         if self.vm_start is not None:  # the Pike VM decided the start rows from there on
-            self.vm_steps += self.steps
-            self.vm_rows += self.start - self.vm_start
+            self.vm_steps += m.steps
+            self.vm_rows += m.start - self.vm_start
             self.vm_start = None
         if self.off:
-            return super()._scan(out)
+            return Verdict.PASS
         try:
             self._sync()
         except Unsupported:
             self.off = True
-            return None
+            return Verdict.PASS
         past_last = self.options.skip.mode is SkipMode.PAST_LAST_ROW
         while True:
-            start, limit = self.start, self._limit()
+            start, limit, final = m.start, m.limit(), m.finished
             if start >= limit:
-                return False
+                return Verdict.WAIT
             d = self.decided
             if d is None or not d.lo <= start < d.lo + len(d.kind) or d.kind[start - d.lo] == Outcome.OPEN:
                 if self.lane_steps > STEP_COST * self._vm_cost() * self.advanced + FIRST_CHUNK:
@@ -155,31 +154,33 @@ class LaneMatcher(StandardMatcher):
                     # it has decided enough rows to tell, it takes the query if they do
                     self.off = self.vm_rows >= SAMPLE
                     self.vm_start = start
-                    return super()._scan(out)
-                d = self.decided = self._walk(start, min(limit, start + (CHUNK if self.advanced else FIRST_CHUNK)), limit)
+                    return Verdict.PASS
+                chunk = CHUNK if self.advanced else FIRST_CHUNK
+                d = self.decided = self._walk(start, min(limit, start + chunk), limit, final)
             chosen, stop = _chain(d.kind, start - d.lo, d.end - d.lo, past_last)
             if len(chosen):
                 ends = d.end[chosen]
-                out.append(block(self.sequence, chosen + d.lo, ends, d.takes[chosen], self.match_number + 1))
-                self.match_number += len(chosen)
-                self.covered = max(self.covered, int(ends.max()))
-            self.start = stop + d.lo
-            self.advanced += self.start - start
+                out.append(block(self.sequence, chosen + d.lo, ends, d.takes[chosen], m.match_number + 1))
+                m.match_number += len(chosen)
+                m.covered = max(m.covered, int(ends.max()))
+            m.start = stop + d.lo
+            self.advanced += m.start - start
             if stop < len(d.kind):
                 if d.kind[stop] == Outcome.VM:
-                    self.vm_start = self.start
-                    return None
-                if (d.limit, d.final) == (limit, self.finished):
-                    return False  # OPEN: wait for rows (else decide it again, over the rows now held)
+                    self.vm_start = m.start
+                    return Verdict.PASS
+                if (d.limit, d.final) == (limit, final):
+                    return Verdict.WAIT  # OPEN: wait for rows (else decide it again, over the rows now held)
 
     def _vm_cost(self) -> float:
         """Thread steps of the Pike VM per row it advances the chain by (1 until measured)."""
         return self.vm_steps / self.vm_rows if self.vm_rows >= SAMPLE else 1.0
 
-    def _walk(self, lo: int, hi: int, limit: int) -> Decided:
-        """Walk the lanes of start rows ``lo`` .. ``hi`` - 1 over the rows before ``limit``."""
+    def _walk(self, lo: int, hi: int, limit: int, final: bool) -> Decided:
+        """Walk the lanes of start rows ``lo`` .. ``hi`` - 1 over the rows before ``limit``
+        (``final``: they are the whole partition)."""
         elements, aggs = self.lanes.elements, self.lanes.aggs
-        last, size, final = len(elements) - 1, self.rows.size, self.finished
+        last, size = len(elements) - 1, self.rows.size
         n = hi - lo
         kind, end = np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int64)
         takes = np.zeros((n, last + 1), dtype=np.int64)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..plan import SkipMode
 from ..rows import Match, Rows
+from .standard import Tier, Verdict
 
 
 class MatchBlock:
@@ -120,55 +121,37 @@ class RunMatcher:
         return starts + start, ends + start, takes, following + start
 
 
-class RunsMatcher:
-    """Matches a flat sequence with a ``RunMatcher`` as rows arrive, a ``MatchBlock`` per feed;
-    when the data needs backtracking, ``fallback`` takes over from the first undecided start."""
+class RunsTier(Tier):
+    """Decides start rows with a ``RunMatcher`` as rows arrive, a ``MatchBlock`` per feed; when
+    the data needs backtracking, passes the rest of the partition to the next tier."""
 
-    def __init__(self, runs: RunMatcher, fallback):
+    def __init__(self, runs: RunMatcher):
         self.runs = runs
-        self.fallback = fallback
-        self.rows = fallback.rows
-        self.reset()
 
     def reset(self):
-        self.fallback.reset()
-        self.start = 0  # the first start row not decided yet
-        self.number = 0  # matches reported in the partition
-        self.delegated = False
+        self.off = False  # the data needed backtracking: the next tier decides the partition
 
-    def feed(self, count: int = 0) -> list:
-        return self._match(final=False)
-
-    def finish(self) -> list:
-        return self._match(final=True)
-
-    def _match(self, final: bool) -> list:
+    def decide(self, m, out) -> Verdict:
+        if self.off:
+            return Verdict.PASS
         # MEASURES may read ``lookahead`` rows past a match (NEXT): only rows before those decide
-        end = self.rows.size if final else self.rows.size - self.fallback.options.lookahead
-        if not self.delegated and end <= self.start:
-            return []
-        if not self.delegated:
-            found = self.runs.match(self.rows, self.start, final, end)
-            if found is not None:
-                starts, ends, takes, self.start = found
-                if len(starts):
-                    k = int(np.argmax(ends - starts))
-                    self.fallback.check_span(int(starts[k]), int(ends[k]))
-                if self.start < end:  # undecided: its runs reach the last row
-                    self.fallback.check_span(self.start, end - 1)
-                found = block(self.runs.sequence, starts, ends, takes, self.number + 1)
-                self.number += len(found)
-                return [found] if len(found) else []
-            self.delegated = True
-            self.fallback.resume(self.start, self.number)
-        return self.fallback.finish() if final else self.fallback.feed()
-
-    def low_water(self) -> int:
-        return self.fallback.low_water() if self.delegated else self.start
-
-    def rebase(self, shift: int):
-        self.start -= shift
-        self.fallback.rebase(shift)
+        end = m.limit()
+        if end <= m.start:
+            return Verdict.WAIT
+        found = self.runs.match(m.rows, m.start, m.finished, end)
+        if found is None:
+            self.off = True
+            return Verdict.PASS
+        starts, ends, takes, m.start = found
+        if len(starts):
+            k = int(np.argmax(ends - starts))
+            m.check_span(int(starts[k]), int(ends[k]))
+        if m.start < end:  # undecided: its runs reach the last row
+            m.check_span(m.start, end - 1)
+        if len(starts):
+            out.append(block(self.runs.sequence, starts, ends, takes, m.match_number + 1))
+            m.match_number += len(starts)
+        return Verdict.WAIT
 
 
 def block(sequence: tuple, starts, ends, takes, first: int) -> MatchBlock:

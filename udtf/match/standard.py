@@ -5,8 +5,14 @@ Threads of one start advance in lockstep, in priority order; a thread reaching t
 with the same facts as a higher-priority one is dropped (thread equivalence), so e.g.
 ``(A+)+ B`` stays linear; an accepting thread cuts every lower-priority one.  The next start
 follows the AFTER MATCH SKIP clause.
+
+Faster tiers (``Tier``: ``match.runs``, ``match.dfa``, ``match.lanes``) decide the start rows
+they can before the VM is asked; ``match.matcher`` picks them.
 """
 from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from enum import Enum
 
 from ..errors import LimitExceeded
 from ..plan import LIMIT_CONFS
@@ -16,9 +22,33 @@ from .base import Matcher, Options, next_start
 from .vm import KEEP, Machine, shifted
 
 
+class Verdict(Enum):
+    """Where a tier's ``Tier.decide`` leaves the matcher's ``start``."""
+    WAIT = "wait"  # undecided until more rows arrive (or the partition is done)
+    PASS = "pass"  # the next tier decides it (after the last one, the Pike VM)
+
+
+class Tier(ABC):
+    """A way to decide start rows faster than the Pike VM, exact where it applies.  ``decide``
+    decides the start rows from ``matcher.start`` on that it can, reporting them as the VM
+    would (``StandardMatcher.decide``, or by advancing ``start``, ``match_number`` and
+    ``covered`` itself), and says what becomes of the first it cannot decide."""
+
+    def reset(self):
+        """A new partition begins."""
+
+    def rebase(self, shift: int):
+        """The first ``shift`` rows were dropped."""
+
+    @abstractmethod
+    def decide(self, matcher: "StandardMatcher", out: list) -> Verdict:
+        """Decide start rows from ``matcher.start`` on, appending their matches to ``out``."""
+
+
 class StandardMatcher(Matcher):
-    def __init__(self, machine: Machine, options: Options):
+    def __init__(self, machine: Machine, options: Options, tiers: tuple = ()):
         self.machine = machine
+        self.tiers = tiers  # tried in order before the VM decides a start
         super().__init__(machine.rows, options)
 
     def reset(self):
@@ -30,6 +60,8 @@ class StandardMatcher(Matcher):
         self.deadline = None  # per state, once the partition is complete (Machine.deadlines)
         self.expired = None  # timeouts: the timed-out partial match of the start row, if any
         self.classes: list = []  # the class of each row held (``Machine.classes``)
+        for tier in self.tiers:
+            tier.reset()
 
     def resume(self, start: int, matches: int):
         """Take over a partition at start row ``start`` after ``matches`` matches."""
@@ -48,6 +80,8 @@ class StandardMatcher(Matcher):
         self.threads = [(s, table.shifted(f, shift), shifted(c, shift, memo)) for s, f, c in self.threads]
         if self.best is not None:
             self.best = (self.best[0] - shift, shifted(self.best[1], shift, memo))
+        for tier in self.tiers:
+            tier.rebase(shift)
 
     # ---- one start after the other -----------------------------------------------------
     def _run(self, out):
@@ -57,12 +91,13 @@ class StandardMatcher(Matcher):
             if not self.threads and self.best is None:
                 if self.start >= rows.size:
                     return
-                if self._scan(out) is False:
+                if any(tier.decide(self, out) is Verdict.WAIT for tier in self.tiers):
                     return
+                self._skip_dead(out)
                 self._begin(self.start)
             if len(classes) < rows.size:  # (once a faster tier left a start to the VM)
                 classes += machine.classes(len(classes), rows.size)
-            limit, window, bound = self._limit(), self.options.within is not None, self._bound()
+            limit, window, bound = self.limit(), self.options.within is not None, self._bound()
             steps_limit, match_rows = self.options.limits.steps_per_start, self.options.limits.match_rows
             while self.threads:
                 row = self.pos
@@ -100,32 +135,28 @@ class StandardMatcher(Matcher):
                 if self.expired is not None:
                     out.append(self.expired)
                     self.expired = None
-                self._decide(out, None, ())
+                self.decide(out, None, ())
             else:
-                self._decide(out, best[0], machine.rows_of(best[1]))
+                self.decide(out, best[0], machine.rows_of(best[1]))
 
     def _bound(self) -> int | None:
         """The row before which the current start's runs end as at the partition's end (a
         window's frame, ``match.window``); None: the partition's end."""
         return None
 
-    def _scan(self, out):
-        """Decide starts from ``self.start`` on without the VM, where a faster tier can (see
-        ``match.dfa``).  False: wait for more rows; None: let the VM decide ``self.start``.
-        Here: skip the starts that the classes of their row and the next rule out
-        (``Machine.dead``; not with ``timeouts``, where a run the next row lies beyond the
-        window of times out instead)."""
-        machine, size, start = self.machine, self.rows.size, self.start
+    def _skip_dead(self, out):
+        """Decide, unmatched, the starts from ``self.start`` on that the classes of their row
+        and the next rule out (``Machine.dead``; not with ``timeouts``, where a run the next row
+        lies beyond the window of times out instead)."""
+        size, start = self.rows.size, self.start
         if self.options.timeouts or start + self.rows.dropped == 0 or start + 1 >= size:
-            return None
-        classes = self.classes
+            return
+        classes, dead = self.classes, self.machine.dead
         if len(classes) < size:
-            classes += machine.classes(len(classes), size)
-        dead = machine.dead
+            classes += self.machine.classes(len(classes), size)
         while start + 1 < size and dead(classes[start], classes[start + 1]):
-            self._decide(out, None, ())
+            self.decide(out, None, ())
             start = self.start
-        return None
 
     def _begin(self, start: int):
         self.steps = 0  # run steps spent on this start row
@@ -137,15 +168,19 @@ class StandardMatcher(Matcher):
                          set(), lambda f, c: self._record(c, start - 1))
         self.threads = self._viable(self.threads, start)
 
+    def deadlines(self) -> list:
+        """``Machine.deadlines`` of the complete partition, computed once."""
+        if self.deadline is None:
+            self.deadline = self.machine.deadlines()
+        return self.deadline
+
     def _viable(self, threads, pos):
         """``threads`` without those that can no longer accept from row ``pos`` on (known once
         the partition is complete; with ``timeouts`` they are kept: the partition end times
         them out)."""
         if not self.finished or self.options.timeouts:
             return threads
-        if self.deadline is None:
-            self.deadline = self.machine.deadlines()
-        deadline = self.deadline
+        deadline = self.deadlines()
         return [t for t in threads if deadline[t[0]] >= pos]
 
     def _record(self, chain, end) -> bool:
@@ -156,6 +191,11 @@ class StandardMatcher(Matcher):
         """The last row of a match (``start - 1`` for an empty one)."""
         return chain[0] if chain is not None else self.start - 1
 
+    # (``FlinkMatcher._advance`` walks a plan's moves as ``_step`` does, but keeps every run
+    # with its start, merges runs by their interned captures and collects every accept where
+    # this cuts at the first; one loop for both would hand each new thread to a callback or
+    # take the moves from a generator: in a timeit of just that inner loop (2026-11-27), 1.9x
+    # and 1.3x its time per thread produced, in the loop where matching spends its time)
     def _step(self, thread, row, plans, out, seen) -> bool:
         """Advance one thread over ``row`` (holds are resolved first) by its state's plan for
         the row's class (``plans``, see ``Machine.plans_for``); ``seen``: the (state, facts) of the threads in ``out``
@@ -220,7 +260,7 @@ class StandardMatcher(Matcher):
                 self.expired = machine.timed_out([preferred])[0]
 
     # ---- reporting -------------------------------------------------------------------------
-    def _decide(self, out, end, rows: tuple):
+    def decide(self, out, end, rows: tuple):
         """Report the match of ``self.start`` (``end`` None: no match) and move to the next start."""
         start = self.start
         if end is None:

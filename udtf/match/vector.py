@@ -164,7 +164,7 @@ class Compiler:
         return lambda view: Vec(np.full(view.row.shape, value, dtype=dtype))
 
     def _cast(self, expr: Cast, row_only: bool):
-        steps = (expr.source, *expr.chain)
+        steps = (expr.source, *expr.through)
         for source, target in zip(steps, steps[1:]):
             widening = source == target or (source in INTEGRAL and (
                 target == "double" or (target in INTEGRAL and INTEGRAL[target][1] >= INTEGRAL[source][1])))

@@ -57,11 +57,11 @@ class WindowMatcher(StandardMatcher):
         end = self._frame_end()
         return None if end == float("inf") else int(end)
 
-    def _limit(self) -> int:
+    def limit(self) -> int:
         bound = self._bound()
         if bound is not None and bound <= self.rows.size:
             return bound  # every row the frame holds is here: NEXT reads no row after it
-        return super()._limit()
+        return super().limit()
 
     def _begin(self, start: int):
         self.frame[0], self.frame[1] = self.owner, self._frame_end()
@@ -75,7 +75,7 @@ class WindowMatcher(StandardMatcher):
             # SEEK tried every start up to the partition's end
             self._advance(out, self.owner + 1, unmatched=True)
 
-    def _decide(self, out, end, rows: tuple):
+    def decide(self, out, end, rows: tuple):
         start, owner = self.start, self.owner
         if end is None:
             if self.frame_spec.seek and start + 1 < self._frame_end():
