@@ -93,7 +93,7 @@ class QueryShape:
 
 
 def analyze_query(spark, sql: str) -> QueryShape:
-    from sql_ext.compiler.parse import MatchNumber, find_match_recognize, parse_one, to_spark_sql
+    from sql_ext.compiler.parse import MatchNumberCall, find_match_recognize, parse_one, to_spark_sql
 
     tree = parse_one(sql.strip().rstrip(";"))
     clauses = find_match_recognize(tree)
@@ -106,7 +106,7 @@ def analyze_query(spark, sql: str) -> QueryShape:
         raise IncrementalError("incremental runs need AFTER MATCH SKIP PAST LAST ROW")
     if clause.semantics != "STANDARD":
         raise IncrementalError("incremental runs need standard semantics")
-    if any(m.find(MatchNumber) for m in clause.measures):
+    if any(m.find(MatchNumberCall) for m in clause.measures):
         raise IncrementalError("MATCH_NUMBER() cannot be computed incrementally")
     if clause.within is None:
         raise IncrementalError("incremental runs need a WITHIN window (it bounds what a new row can change)")

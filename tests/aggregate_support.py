@@ -35,7 +35,7 @@ from spark_confs import in_ansi_mode
 from udtf.sparksql import aggregates
 from udtf.sparksql.coercion import Literal, literal
 from udtf.sparksql.errors import SparkAnalysisError
-from udtf.sparksql.types import STRING, Kind, SqlType
+from udtf.sparksql.types import STRING, TypeKind, SqlType
 
 # (no INTERVAL YEAR TO MONTH: Spark's Arrow conversion cannot carry it into the engine at all)
 TYPES = ["tinyint", "smallint", "int", "bigint", "float", "double", "decimal(10,2)", "decimal(38,0)", "string",
@@ -49,17 +49,17 @@ DAY = 86_400_000_000
 
 def _pool(t: SqlType) -> list:
     k = t.kind
-    if k is Kind.STRING:  # (numbers, for the aggregates that cast them: one bad string fails them all with ANSI)
+    if k is TypeKind.STRING:  # (numbers, for the aggregates that cast them: one bad string fails them all with ANSI)
         return ["-7", " 7 ", "1.5", "NaN", "Infinity", "0", "-0", "1e2", "2147483648", "-1.0E-7", "12.", "+4"]
-    if k is Kind.DAY_TIME_INTERVAL:
+    if k is TypeKind.DAY_TIME_INTERVAL:
         return [0, 1_500_000, -DAY, 7 * DAY + 3, 106_751_991 * DAY, -106_751_991 * DAY, 60_000_000]
-    if k is Kind.YEAR_MONTH_INTERVAL:
+    if k is TypeKind.YEAR_MONTH_INTERVAL:
         return [0, 1, -13, 25, 2_147_483_647, -2_147_483_647, 12]
-    if k is Kind.BINARY:
+    if k is TypeKind.BINARY:
         return [b"", b"\x00\x01", b"\xff", b"a", b"\x01" * 5]
-    if k is Kind.ARRAY:
+    if k is TypeKind.ARRAY:
         return [(), (1, 2), (None,), (3,), (-1, 2147483647)]
-    if k is Kind.VOID:
+    if k is TypeKind.VOID:
         return [None]
     return M.value_pool(t)
 
@@ -67,15 +67,15 @@ def _pool(t: SqlType) -> list:
 def _sql(t: SqlType, v) -> str:
     k = t.kind
     if v is None:
-        return "NULL" if k is Kind.VOID else f"CAST(NULL AS {str(t).upper()})"
-    if k is Kind.DAY_TIME_INTERVAL:
+        return "NULL" if k is TypeKind.VOID else f"CAST(NULL AS {str(t).upper()})"
+    if k is TypeKind.DAY_TIME_INTERVAL:
         return f"make_dt_interval(0, 0, 0, {Decimal(v).scaleb(-6)})" if abs(v) < DAY * 1000 else \
             f"make_dt_interval({v // DAY}, 0, 0, {Decimal(v % DAY).scaleb(-6)})"
-    if k is Kind.YEAR_MONTH_INTERVAL:
+    if k is TypeKind.YEAR_MONTH_INTERVAL:
         return f"make_ym_interval(0, {v})"
-    if k is Kind.BINARY:
+    if k is TypeKind.BINARY:
         return f"X'{v.hex()}'"
-    if k is Kind.ARRAY:
+    if k is TypeKind.ARRAY:
         return f"CAST(array({', '.join('NULL' if x is None else str(x) for x in v)}) AS ARRAY<INT>)"
     return M.sql_value(t, v)
 
@@ -275,7 +275,7 @@ def sample(cases: list, table: Table) -> list:
 def _scale(table: Table, args: list) -> float:
     out = 0.0
     for a in args:
-        if a not in table.columns or not (table.columns[a].is_numeric or table.columns[a].kind is Kind.STRING):
+        if a not in table.columns or not (table.columns[a].is_numeric or table.columns[a].kind is TypeKind.STRING):
             continue
         i = 4 + list(table.columns).index(a)
         for row in table.rows:

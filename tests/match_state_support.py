@@ -55,10 +55,10 @@ from udtf.sparksql.coercion import Literal
 from udtf.sparksql.functions import compile_call, resolve
 from udtf.sparksql.errors import SparkAnalysisError, SparkError
 from udtf.sparksql.types import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, STRING, TIMESTAMP,
-                                 TIMESTAMP_NTZ, Kind, SqlType, decimal)
+                                 TIMESTAMP_NTZ, TypeKind, SqlType, decimal)
 
 I32, I64, F32 = S.I32, S.I64, S.F32
-TINYINT, SMALLINT = SqlType(Kind.TINYINT), SqlType(Kind.SMALLINT)
+TINYINT, SMALLINT = SqlType(TypeKind.TINYINT), SqlType(TypeKind.SMALLINT)
 
 # ---- random typed columns and values ---------------------------------------------------------
 
@@ -93,25 +93,25 @@ def _decimal_pool(t: SqlType) -> list:
 def value_pool(t: SqlType) -> list:
     """Values of type ``t`` (engine representation), boundaries included."""
     k = t.kind
-    if k in (Kind.TINYINT, Kind.SMALLINT, Kind.INT, Kind.BIGINT):
-        bits = {Kind.TINYINT: 8, Kind.SMALLINT: 16, Kind.INT: 32, Kind.BIGINT: 64}[k]
+    if k in (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT):
+        bits = {TypeKind.TINYINT: 8, TypeKind.SMALLINT: 16, TypeKind.INT: 32, TypeKind.BIGINT: 64}[k]
         hi = (1 << (bits - 1)) - 1
         return [0, 1, -1, -7, 7, 2, 42, hi, -hi - 1, hi - 1, 100 if bits > 8 else 99, -hi // 3]
-    if k is Kind.DOUBLE:
+    if k is TypeKind.DOUBLE:
         return [0.1, 0.3, 0.1 + 0.2, -0.0, 0.0, 1.5, -2.5, 1e308, -1e308, 2.2250738585072014e-308, math.nan, math.inf,
                 -math.inf, 2147483647.5, 9.3e18, 1e16, 3.0, -7.0, 0.5]
-    if k is Kind.FLOAT:
+    if k is TypeKind.FLOAT:
         return [F32(0.1), F32(1.1), -0.0, 0.0, F32(3.4e38), F32(-3.4e38), F32(2.5), math.nan, math.inf,
                 -math.inf, F32(16777217.0), 3.0, -7.0]  # no subnormals / MIN_NORMAL: KNOWN java_to_string
-    if k is Kind.DECIMAL:
+    if k is TypeKind.DECIMAL:
         return _decimal_pool(t)
-    if k is Kind.STRING:
+    if k is TypeKind.STRING:
         return STRINGS
-    if k is Kind.BOOLEAN:
+    if k is TypeKind.BOOLEAN:
         return [True, False]
-    if k is Kind.DATE:
+    if k is TypeKind.DATE:
         return [0, -1, 18321, 11016, 19782, -719162, 2932896, 365, 59]
-    if k in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+    if k in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ):
         return [0, -1, 1_582_934_400_123_456, 86_400_000_000, 1_700_000_000_000_000,
                 -62_135_596_800_000_000, 951_782_400_000_001, 253_402_300_799_999_999, 1_000_000]
     raise ValueError(t)
@@ -127,11 +127,11 @@ def sql_value(t: SqlType, v) -> str:
     if v is None:
         return f"CAST(NULL AS {str(t).upper()})"
     k = t.kind
-    if k is Kind.STRING:
+    if k is TypeKind.STRING:
         return "'" + v.replace("\\", "\\\\").replace("'", "\\'").replace("\t", "\\t").replace("\n", "\\n") + "'"
-    if k is Kind.TIMESTAMP_NTZ:
+    if k is TypeKind.TIMESTAMP_NTZ:
         return f"CAST(timestamp_micros({v}) AS TIMESTAMP_NTZ)"
-    if k is Kind.DECIMAL:
+    if k is TypeKind.DECIMAL:
         return f"CAST('{v}' AS {t})"
     return S._sql_value(t, v)
 
@@ -150,9 +150,9 @@ def collected(t: SqlType, v):
         return None
     if isinstance(v, list):
         return tuple(collected(t.element, x) for x in v)
-    if t.kind is Kind.DATE and isinstance(v, dt.date):
+    if t.kind is TypeKind.DATE and isinstance(v, dt.date):
         return (v - dt.date(1970, 1, 1)).days
-    if t.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and isinstance(v, dt.datetime):
+    if t.kind in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ) and isinstance(v, dt.datetime):
         delta = v.replace(tzinfo=None) - dt.datetime(1970, 1, 1)
         return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
     return S.spark_value(t, v)
@@ -273,7 +273,7 @@ def compile_node(node: S.Node, ansi: bool, columns: dict) -> S.Compiled:
     evs = []
     for k, chain in zip(kids, sig.casts([k.type for k in kids])):
         if chain:
-            c = scalar.cast_chain(k.type, chain, ansi)
+            c = scalar.cast_through(k.type, chain, ansi)
             evs.append(lambda row, c=c, e=k.eval: c(e(row)))
         else:
             evs.append(k.eval)
@@ -318,7 +318,7 @@ def fold_error(node: S.Node, ansi: bool, columns: dict, branch: bool = False) ->
         for i, (kid, chain) in enumerate(zip(kids, sig.casts([k.type for k in kids]))):
             if kid.lit is not None and chain and not branch and i < lazy_from:
                 try:
-                    scalar.cast_chain(kid.type, chain, ansi)(kid.lit.value)
+                    scalar.cast_through(kid.type, chain, ansi)(kid.lit.value)
                 except SparkError as e:
                     return e.error_class
     for i, arg in enumerate(node.args):
@@ -453,9 +453,9 @@ def comparison(case: Case) -> str:
     theirs = f"IF(o = 2 AND eid = {case.eid}, {case.spark_sql}, NULL)"
     cmp = f"({ours} <=> {theirs})"
     t = SqlType.parse(case.spark_type)
-    if t.kind in (Kind.DOUBLE, Kind.FLOAT):  # also the sign of a zero
+    if t.kind in (TypeKind.DOUBLE, TypeKind.FLOAT):  # also the sign of a zero
         cmp += f" AND (({theirs} = 0) IS NOT TRUE OR CAST({ours} AS STRING) = CAST({theirs} AS STRING))"
-    elif t.kind is Kind.DECIMAL:  # also the scale
+    elif t.kind is TypeKind.DECIMAL:  # also the scale
         cmp += f" AND (CAST({ours} AS STRING) <=> CAST({theirs} AS STRING))"
     return cmp
 
@@ -748,7 +748,7 @@ def _java_text_differs(spark, table, case, r, ansi) -> bool:
             result = outcome(compiled, table.rows[r])
             if result[0] == "value":
                 parts.append((sub, scalar.cast(compiled.type, STRING, ansi)(result[1]),
-                              compiled.type.kind is Kind.FLOAT))
+                              compiled.type.kind is TypeKind.FLOAT))
     if not parts:
         return False
     try:
@@ -921,7 +921,7 @@ def random_agg_case(rng: random.Random, q: int, table: AggTable, ansi: bool) -> 
         kinds = list(ANY_AGGS)
         if t.is_numeric:
             kinds += NUMERIC_AGGS * 2
-        if t.kind is Kind.BOOLEAN:
+        if t.kind is TypeKind.BOOLEAN:
             kinds += BOOL_AGGS * 3
         if t.is_string:
             kinds += ["listagg", "string_agg"] * 2
@@ -932,7 +932,7 @@ def random_agg_case(rng: random.Random, q: int, table: AggTable, ansi: bool) -> 
             fn, args = "count", ["*"]
         elif fn in ("max_by", "min_by"):
             args = [x, rng.choice(cols)]
-        elif fn == "count_if" and t.kind is not Kind.BOOLEAN:
+        elif fn == "count_if" and t.kind is not TypeKind.BOOLEAN:
             args = [f"{x} IS NULL"]
         elif fn in ("listagg", "string_agg") and rng.random() < 0.6:
             args = [x, "'-'"]

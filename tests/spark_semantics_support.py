@@ -19,7 +19,7 @@ from udtf.sparksql import scalar
 from udtf.sparksql.coercion import Literal, literal
 from udtf.sparksql.functions import compile_call, function, resolve
 from udtf.sparksql.errors import SparkAnalysisError, SparkError
-from udtf.sparksql.types import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, STRING, TIMESTAMP, Kind,
+from udtf.sparksql.types import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, STRING, TIMESTAMP, TypeKind,
                            SqlType, decimal, round_float32)
 
 I32 = (1 << 31) - 1
@@ -30,8 +30,8 @@ F32 = round_float32
 COLUMNS: dict[str, tuple[SqlType, list]] = {
     "i": (INT, [-7, 0, 1, I32, -I32 - 1, None, 42, -1]),
     "l": (BIGINT, [10_000_000_000, -1, I64, -I64 - 1, 0, None, 7, 3]),
-    "b": (SqlType(Kind.TINYINT), [127, -128, 0, None, 1, -1, 5, 100]),
-    "s": (SqlType(Kind.SMALLINT), [32767, -32768, 0, 300, None, -5, 1, 2]),
+    "b": (SqlType(TypeKind.TINYINT), [127, -128, 0, None, 1, -1, 5, 100]),
+    "s": (SqlType(TypeKind.SMALLINT), [32767, -32768, 0, 300, None, -5, 1, 2]),
     "d": (DOUBLE, [0.1, math.nan, math.inf, -0.0, None, 1e308, -2.5, 3.0]),
     "f": (FLOAT, [F32(1.1), F32(-0.0), math.inf, F32(3.4e38), None, math.nan, F32(2.5), F32(0.1)]),
     "m": (decimal(10, 2), [Decimal("12.34"), Decimal("-99999999.99"), Decimal("0.00"), None,
@@ -189,7 +189,7 @@ def compile_tree(node: Node, ansi: bool) -> Compiled:
         if not chain:
             evs.append(k.eval)
         else:
-            c = scalar.cast_chain(k.type, chain, ansi)
+            c = scalar.cast_through(k.type, chain, ansi)
             evs.append(lambda row, c=c, e=k.eval: c(e(row)))
     return Compiled(sig.result, compile_call(f, sig.args, sig.result, ansi, evs))
 
@@ -213,19 +213,19 @@ def _sql_value(t: SqlType, v) -> str:
     if v is None:
         return f"CAST(NULL AS {str(t).upper()})"
     k = t.kind
-    if k is Kind.DATE:
+    if k is TypeKind.DATE:
         return f"date_from_unix_date({v})"
-    if k is Kind.TIMESTAMP:
+    if k is TypeKind.TIMESTAMP:
         return f"timestamp_micros({v})"
-    if k in (Kind.DOUBLE, Kind.FLOAT):
+    if k in (TypeKind.DOUBLE, TypeKind.FLOAT):
         if v != v or v in (math.inf, -math.inf):
             text = "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
         else:
             text = repr(v)
         return f"CAST('{text}' AS {str(t).upper()})"
-    if k is Kind.STRING:
+    if k is TypeKind.STRING:
         return "'" + v.replace("'", "\\'") + "'"
-    if k is Kind.BOOLEAN:
+    if k is TypeKind.BOOLEAN:
         return "true" if v else "false"
     return f"CAST('{v}' AS {str(t)})"
 
@@ -249,13 +249,13 @@ def spark_value(t: SqlType, v):
 
 
 def wrap(t: SqlType, sql: str) -> str:
-    if t.kind is Kind.YEAR_MONTH_INTERVAL:  # pyspark cannot collect year-month intervals
+    if t.kind is TypeKind.YEAR_MONTH_INTERVAL:  # pyspark cannot collect year-month intervals
         return f"CAST({sql} AS STRING)"
-    if t.kind is Kind.DATE:
+    if t.kind is TypeKind.DATE:
         return f"unix_date({sql})"
-    if t.kind is Kind.TIMESTAMP:
+    if t.kind is TypeKind.TIMESTAMP:
         return f"unix_micros({sql})"
-    if t.kind is Kind.TIMESTAMP_NTZ:
+    if t.kind is TypeKind.TIMESTAMP_NTZ:
         return f"unix_micros(CAST({sql} AS TIMESTAMP))"
     return sql
 
@@ -281,7 +281,7 @@ def same(a, b, ulps: int = 0) -> bool:
 
 def check_scale(t: SqlType, values) -> bool:
     """Our decimals carry exactly the type's scale and fit its precision."""
-    if t.kind is not Kind.DECIMAL:
+    if t.kind is not TypeKind.DECIMAL:
         return True
     for v in values:
         if v is not None:
@@ -398,7 +398,7 @@ def _collect(spark, base, items, ansi, outcome):
     for i, (n, c, res) in enumerate(items):
         outcome.checked += 1
         theirs = [spark_value(c.type, r[i]) for r in rows]
-        if c.type.kind is Kind.YEAR_MONTH_INTERVAL:
+        if c.type.kind is TypeKind.YEAR_MONTH_INTERVAL:
             to_s = scalar.cast(c.type, STRING, ansi)
             res = [to_s(v) for v in res]
         text = n.sql()
@@ -446,23 +446,23 @@ AGG_CASES = [  # (sql function, our name, distinct, ignore_nulls, arg count, col
     ("bool_and({})", "bool_and", False, False, 1, "bool"), ("bool_or({})", "bool_or", False, False, 1, "bool"),
 ]
 
-AGG_TYPES = [INT, BIGINT, SqlType(Kind.TINYINT), DOUBLE, FLOAT, decimal(10, 2), decimal(38, 0),
+AGG_TYPES = [INT, BIGINT, SqlType(TypeKind.TINYINT), DOUBLE, FLOAT, decimal(10, 2), decimal(38, 0),
              STRING, DATE, BOOLEAN]
 
 
 def agg_values(rng: random.Random, t: SqlType, n: int) -> list:
     k = t.kind
     pools = {
-        Kind.INT: [0, 1, -1, 7, I32, -I32 - 1, 5, 5],
-        Kind.BIGINT: [0, 1, I64, -I64 - 1, 10_000_000_000, 3],
-        Kind.TINYINT: [127, -128, 0, 1, 5],
-        Kind.DOUBLE: [0.1, 0.2, 0.3, -0.0, 0.0, 1e308, 1e-300, math.nan, math.inf, 3.5, 1e16, 1.0],
-        Kind.FLOAT: [F32(0.1), F32(1.1), F32(-0.0), F32(3.4e38), F32(2.5), math.nan],
-        Kind.STRING: ["a", "b", "", "zz", "a"],
-        Kind.DATE: [0, -1, 18321, 365],
-        Kind.BOOLEAN: [True, False],
+        TypeKind.INT: [0, 1, -1, 7, I32, -I32 - 1, 5, 5],
+        TypeKind.BIGINT: [0, 1, I64, -I64 - 1, 10_000_000_000, 3],
+        TypeKind.TINYINT: [127, -128, 0, 1, 5],
+        TypeKind.DOUBLE: [0.1, 0.2, 0.3, -0.0, 0.0, 1e308, 1e-300, math.nan, math.inf, 3.5, 1e16, 1.0],
+        TypeKind.FLOAT: [F32(0.1), F32(1.1), F32(-0.0), F32(3.4e38), F32(2.5), math.nan],
+        TypeKind.STRING: ["a", "b", "", "zz", "a"],
+        TypeKind.DATE: [0, -1, 18321, 365],
+        TypeKind.BOOLEAN: [True, False],
     }
-    if k is Kind.DECIMAL:
+    if k is TypeKind.DECIMAL:
         ctx = scalar.DEC_CTX
         big = ctx.subtract(ctx.power(Decimal(10), t.precision - t.scale), Decimal(1).scaleb(-t.scale))
         pool = [Decimal("1.25"), Decimal("-3.5"), Decimal("0.01"), big, ctx.minus(big), Decimal("7")]
@@ -489,9 +489,9 @@ def run_aggregates(spark, rng: random.Random, ansi: bool, outcome: Outcome, rows
         for n in names:
             t = cols[n][0]
             if kind == "num" and not t.is_numeric or kind == "str" and not t.is_string \
-                    or kind == "bool" and t.kind is not Kind.BOOLEAN:
+                    or kind == "bool" and t.kind is not TypeKind.BOOLEAN:
                 continue
-            if name in ("min", "max", "max_by", "min_by") and t.kind is Kind.BOOLEAN and False:
+            if name in ("min", "max", "max_by", "min_by") and t.kind is TypeKind.BOOLEAN and False:
                 continue
             other = rng.choice(names) if nargs == 2 else None
             sql = sql_fmt.format(n, other) if nargs == 2 else sql_fmt.format(n)
@@ -536,8 +536,8 @@ def compile_tree_cols(tree, cols, ansi):
     i = list(cols).index(tree.args[0].text)
     sig = resolve(">", [t, literal("0")], ansi)
     chains = sig.casts([t, INT])
-    ca = scalar.cast_chain(t, chains[0], ansi)
-    cb = scalar.cast_chain(INT, chains[1], ansi)
+    ca = scalar.cast_through(t, chains[0], ansi)
+    cb = scalar.cast_through(INT, chains[1], ansi)
     fn = function(">", sig.args, sig.result, ansi)
     return lambda row: None if row[i] is None else fn(ca(row[i]), cb(0))
 
@@ -569,7 +569,7 @@ def _agg_query(spark, base, items, ansi, outcome):
                 continue
             if isinstance(theirs, list):
                 theirs = tuple(spark_value(f.result_type.element, v) for v in theirs)
-                if f.result_type.element.kind is Kind.DATE:
+                if f.result_type.element.kind is TypeKind.DATE:
                     import datetime as _d
                     theirs = tuple(None if v is None else (v - _d.date(1970, 1, 1)).days for v in theirs)
                 if name == "collect_set":  # order: compare as sets (see docs)

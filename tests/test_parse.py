@@ -8,12 +8,12 @@ import sqlglot
 from sqlglot import exp
 
 from sql_ext.compiler.parse import (
-    Classifier,
+    ClassifierCall,
     Definition,
     Final,
     First,
     Last,
-    MatchNumber,
+    MatchNumberCall,
     MatchRecognizeClause,
     Measure,
     Navigation,
@@ -235,7 +235,7 @@ def test_subset_and_define_variants():
     q, cc, a = c.definitions
     assert q.variable.name == "q x" and q.variable.quoted
     assert q.condition.this.table == "q x"
-    assert isinstance(cc.condition.this, Classifier) and cc.condition.this.this.name == "q x"
+    assert isinstance(cc.condition.this, ClassifierCall) and cc.condition.this.this.name == "q x"
     assert a.condition == exp.true()
 
 
@@ -337,9 +337,9 @@ def test_classifier_match_number_and_aggregates():
         "MAX(A.x) AS hi PATTERN (A B)"
     )
     ms = {m.name: m.this for m in c.measures}
-    assert isinstance(ms["c"], Classifier) and ms["c"].this is None
+    assert isinstance(ms["c"], ClassifierCall) and ms["c"].this is None
     assert ms["cb"].this.name == "B"
-    assert isinstance(ms["mn"], MatchNumber)
+    assert isinstance(ms["mn"], MatchNumberCall)
     assert isinstance(ms["n"], exp.Count) and isinstance(ms["n"].this, exp.Star)
     assert ms["na"].this.table == "A" and isinstance(ms["na"].this.this, exp.Star)
     assert isinstance(ms["s"], exp.Sum) and ms["s"].this.table == "A"
@@ -685,7 +685,7 @@ def test_plain_spark_roundtrip_unchanged(sql):
     assert to_spark_sql(ours) == theirs.sql(dialect="spark").replace("CAST('2024-01-01' AS DATE)",
                                                                      "DATE '2024-01-01'")
     assert to_spark_sql(ours, dialect="spark") == theirs.sql(dialect="spark")
-    assert not list(ours.find_all(Navigation, Running, Final, Classifier, MatchNumber))
+    assert not list(ours.find_all(Navigation, Running, Final, ClassifierCall, MatchNumberCall))
     assert parse_one(to_spark_sql(ours)) == ours
 
 

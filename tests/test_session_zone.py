@@ -16,7 +16,7 @@ from udtf.errors import MatchRecognizeError
 from udtf.plan import EnginePlan
 from udtf.sparksql import format as fmt
 from udtf.sparksql import functions, scalar, zone
-from udtf.sparksql.types import DATE, STRING, TIMESTAMP, TIMESTAMP_NTZ, SqlType, Kind
+from udtf.sparksql.types import DATE, STRING, TIMESTAMP, TIMESTAMP_NTZ, SqlType, TypeKind
 
 LA = "America/Los_Angeles"
 US = 1_000_000
@@ -100,7 +100,7 @@ def test_timestamp_to_date_and_ntz_read_the_wall_clock():
 
 
 def months(a: int, n: int, zone_id: str = LA) -> int:
-    interval = SqlType(Kind.YEAR_MONTH_INTERVAL, start=0, end=1)
+    interval = SqlType(TypeKind.YEAR_MONTH_INTERVAL, start=0, end=1)
     return functions.function("+", (TIMESTAMP, interval), TIMESTAMP, True, zone_id)(a, n)
 
 
@@ -148,7 +148,7 @@ def test_a_zone_this_python_cannot_load_is_an_analysis_error_at_the_construct():
 
 
 def test_timestamp_plus_day_time_adds_whole_days_to_the_wall_clock():
-    day_time = SqlType(Kind.DAY_TIME_INTERVAL, start=0, end=3)
+    day_time = SqlType(TypeKind.DAY_TIME_INTERVAL, start=0, end=3)
     plus = functions.function("+", (TIMESTAMP, day_time), TIMESTAMP, True, LA)
     minus = functions.function("-", (TIMESTAMP, day_time), TIMESTAMP, True, LA)
     noon = 1710014400 * US  # 2024-03-09 12:00 PST

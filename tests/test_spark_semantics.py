@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from udtf.sparksql import scalar
-from udtf.sparksql.aggregates import Chain, aggregate
+from udtf.sparksql.aggregates import ConsList, aggregate
 from udtf.sparksql.coercion import literal
 from udtf.sparksql.functions import function, resolve
 from udtf.sparksql.errors import SparkAnalysisError, SparkError
@@ -28,7 +28,7 @@ BATCHES = int(os.environ.get("SPARKCEP_SEMANTICS_BATCHES", "4"))
 def run(fn, arg_types, values, ansi=True):
     sig = resolve(fn, arg_types, ansi)
     plain = [a.type if hasattr(a, "type") else a for a in arg_types]
-    args = [scalar.cast_chain(t, ch, ansi)(v) for t, ch, v in zip(plain, sig.casts(plain), values)]
+    args = [scalar.cast_through(t, ch, ansi)(v) for t, ch, v in zip(plain, sig.casts(plain), values)]
     return function(fn, sig.args, sig.result, ansi)(*args), sig.result
 
 
@@ -125,7 +125,7 @@ def test_collect_list_shares_structure():
     deep = f.initial
     for i in range(200_000):
         deep = f.step(deep, i)
-    assert isinstance(deep, Chain) and deep == deep and len(f.result(deep)) == 200_000
+    assert isinstance(deep, ConsList) and deep == deep and len(f.result(deep)) == 200_000
 
 
 def test_arrow_roundtrip():

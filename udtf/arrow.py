@@ -26,7 +26,7 @@ from .expr import lookback, type_of
 from .match import Conditions, MatchBlock, Options, forget, matcher
 from .plan import EnginePlan, OutputKind, RowsMode
 from .rows import Match, Rows
-from .sparksql.types import Kind, SqlType, arrow_type, from_arrow, to_arrow
+from .sparksql.types import TypeKind, SqlType, arrow_type, from_arrow, to_arrow
 
 
 FORGET_AT = 1 << 16  # rows of a partition held before the runner tries to release some
@@ -35,9 +35,9 @@ FORGET_AT = 1 << 16  # rows of a partition held before the runner tries to relea
 def arrow_groups(t: SqlType) -> bool:
     """Is Arrow's equality on Spark's Arrow form of ``t`` Spark's grouping equality?  Not for
     floating point (NaN, -0.0), collated strings, nested and other types."""
-    return t.kind in (Kind.BOOLEAN, Kind.TINYINT, Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.DECIMAL, Kind.BINARY,
-                      Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.DAY_TIME_INTERVAL) or \
-        (t.kind is Kind.STRING and not t.collation)
+    return t.kind in (TypeKind.BOOLEAN, TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT,
+                      TypeKind.DECIMAL, TypeKind.BINARY, TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ, TypeKind.DAY_TIME_INTERVAL) or \
+        (t.kind is TypeKind.STRING and not t.collation)
 
 
 class PartitionRunner:

@@ -21,12 +21,12 @@ from .expr import Agg, Col, _column_cast, type_of
 from .match.vector import Compiler, Unsupported, View, column_array
 from .sparksql import aggregates
 from .sparksql.aggregates import Fold
-from .sparksql.types import INTEGRAL_RANGE, Kind, SqlType
+from .sparksql.types import INTEGRAL_RANGE, TypeKind, SqlType
 
 LONGEST = 256  # matches longer than this (rows) leave a floating / extreme fold to the row fold
 _INTEGRAL = frozenset(INTEGRAL_RANGE)
-_FLOATING = frozenset((Kind.FLOAT, Kind.DOUBLE))
-_INSTANTS = frozenset((Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ))
+_FLOATING = frozenset((TypeKind.FLOAT, TypeKind.DOUBLE))
+_INSTANTS = frozenset((TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ))
 # the aggregates of one BOOLEAN argument, computed from the rows where it is TRUE / FALSE
 _BOOLEAN = {"count_if": "count_if", "bool_and": "every", "bool_or": "some"}
 
@@ -74,7 +74,8 @@ class VectorFold(NamedTuple):
         if target in _INTEGRAL and source in _INTEGRAL and form != "mean" and \
                 INTEGRAL_RANGE[source][1] <= INTEGRAL_RANGE[target][1]:
             dtype = np.int64
-        elif target is Kind.DOUBLE and source in _INTEGRAL | _FLOATING or extreme and target is source is Kind.FLOAT:
+        elif target is TypeKind.DOUBLE and source in _INTEGRAL | _FLOATING or \
+                extreme and target is source is TypeKind.FLOAT:
             dtype = np.float64
         elif extreme and target is source and source in _INSTANTS:
             dtype = np.int64

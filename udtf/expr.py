@@ -21,8 +21,8 @@ representation)::
     Call(fn, args, arg_types, type, at)
                                  a Spark function or operator (``sparksql.functions``); each
                                  argument already has its type in ``arg_types``
-    Cast(arg, source, chain, at, safe)
-                                 casts of ``arg`` from ``source`` through ``chain`` (Spark's
+    Cast(arg, source, through, at, safe)
+                                 casts of ``arg`` from ``source`` through ``through`` (Spark's
                                  implicit ones, ``sparksql.coercion.Signature.casts``, or the
                                  user's CAST; ``safe``: TRY_CAST, errors give NULL)
 
@@ -115,7 +115,7 @@ class Call(NamedTuple):
 class Cast(NamedTuple):
     arg: object
     source: str
-    chain: tuple
+    through: tuple  # the types cast to in turn
     at: Pos = (None, None)
     safe: bool = False
 
@@ -143,7 +143,7 @@ def type_of(expr) -> str:
     if isinstance(expr, (Lit, Col, Agg, Call)):
         return expr.type
     if isinstance(expr, Cast):
-        return expr.chain[-1] if expr.chain else expr.source
+        return expr.through[-1] if expr.through else expr.source
     if isinstance(expr, Nav):
         return expr.type or "bigint"
     if isinstance(expr, Classifier):
@@ -432,9 +432,9 @@ def _column_cast(expr):
     if isinstance(expr, Col):
         return expr.name, None
     if isinstance(expr, Cast) and not expr.safe and isinstance(expr.arg, Col):
-        source, chain = SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain]
-        if not scalar.cast_raises(source, chain):
-            convert = scalar.cast_chain(source, chain, True)  # (ANSI or not: it cannot fail)
+        source, through = SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.through]
+        if not scalar.cast_raises(source, through):
+            convert = scalar.cast_through(source, through, True)  # (ANSI or not: it cannot fail)
             return expr.arg.name, None if convert is scalar.identity else convert
     return None
 
@@ -451,11 +451,11 @@ def _compile_common(expr, compile_child, ansi: bool, zone: str):
     # a node's runtime errors are located at it; a node that cannot raise and has no child that
     # raises unlocated (an aggregate's result) needs no handler
     if isinstance(expr, Cast):
-        source, chain = SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.chain]
+        source, through = SqlType.parse(expr.source), [SqlType.parse(t) for t in expr.through]
         if expr.safe:
-            convert = scalar.cast(source, chain[-1], ansi, try_=True, zone=zone)
+            convert = scalar.cast(source, through[-1], ansi, try_=True, zone=zone)
         else:
-            convert = scalar.cast_chain(source, chain, ansi, zone)
+            convert = scalar.cast_through(source, through, ansi, zone)
         arg, at = compile_child(expr.arg), expr.at
         if isinstance(expr.arg, Lit):  # a constant: cast once, unless that fails (then per row)
             try:
@@ -464,7 +464,7 @@ def _compile_common(expr, compile_child, ansi: bool, zone: str):
                 pass
             else:
                 return lambda ctx: value
-        if not _raises_unlocated(expr.arg) and (expr.safe or not scalar.cast_raises(source, chain)):
+        if not _raises_unlocated(expr.arg) and (expr.safe or not scalar.cast_raises(source, through)):
             if convert is scalar.identity:
                 return arg
             return lambda ctx: convert(arg(ctx))

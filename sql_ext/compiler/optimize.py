@@ -134,7 +134,7 @@ def _nullable(expr) -> bool:
     if isinstance(expr, ir.Lit):
         return expr.value is None
     if isinstance(expr, ir.Cast):
-        steps = (expr.source, *expr.chain)
+        steps = (expr.source, *expr.through)
         return expr.safe or _nullable(expr.arg) or not all(_never_null_cast(SqlType.parse(a), SqlType.parse(b))
                                                            for a, b in zip(steps, steps[1:]))
     if not isinstance(expr, ir.Call):
@@ -162,9 +162,9 @@ def _reorder(expr, ansi: bool, zone: str):
         constants = [o for o in operands if _foldable(o)]
         if len(constants) > 1:
             others = [_reorder(o, ansi, zone) for o in operands if not _foldable(o)]
-            combined = _chain(expr, constants)
+            combined = _associate(expr, constants)
             value = _literal(ir.compile_constant(combined, ansi, zone)(None), expr.type) or combined
-            return _chain(expr, others + [value]) if others else value
+            return _associate(expr, others + [value]) if others else value
         return expr._replace(args=tuple(_reorder(a, ansi, zone) for a in expr.args))
     return _with_children(expr, lambda e: _reorder(e, ansi, zone))
 
@@ -175,7 +175,7 @@ def _flatten(expr, fn: str) -> list:
     return [expr]
 
 
-def _chain(template: ir.Call, operands: list):
+def _associate(template: ir.Call, operands: list):
     """``operands`` combined left to right with ``template``'s operator and types."""
     out = operands[0]
     for o in operands[1:]:

@@ -103,7 +103,7 @@ Expression nodes used inside MEASURES / DEFINE:
   ``this`` (operand) and ``offset`` (second argument or None). ``Prev``/``Next``
   have ``physical = True``. Only inside MEASURES/DEFINE/UNTIL; elsewhere Spark's own
   ``first``/``last`` functions are untouched.
-- ``Classifier(this=Identifier|None)``, ``MatchNumber()`` (both ``exp.Func``)
+- ``ClassifierCall(this=Identifier|None)``, ``MatchNumberCall()`` (both ``exp.Func``)
 - ``A.x`` is an ordinary ``exp.Column`` with ``table=A``; ``COUNT(A.*)`` is
   ``exp.Count(this=exp.Column(this=exp.Star(), table=A))``; ``COUNT(*)`` is
   ``exp.Count(this=exp.Star())``; SUM/AVG/MIN/MAX are sqlglot's aggregate classes.
@@ -181,8 +181,8 @@ __all__ = [
     "Next",
     "First",
     "Last",
-    "Classifier",
-    "MatchNumber",
+    "ClassifierCall",
+    "MatchNumberCall",
     "parse",
     "parse_one",
     "split_statements",
@@ -500,13 +500,13 @@ class Last(Navigation):
     sql_keyword = "LAST"
 
 
-class Classifier(exp.Expression, exp.Func):
+class ClassifierCall(exp.Expression, exp.Func):
     """``CLASSIFIER()`` / ``CLASSIFIER(var)``."""
 
     arg_types = {"this": False}
 
 
-class MatchNumber(exp.Expression, exp.Func):
+class MatchNumberCall(exp.Expression, exp.Func):
     """``MATCH_NUMBER()``."""
 
     arg_types = {}
@@ -520,7 +520,7 @@ class Verbatim(exp.Expression):
 
 _NODE_CLASSES = (
     MatchRecognizeClause, Measure, Definition, SubsetDef, SkipTo, TimeoutRows, Pattern, Running, Final,
-    Navigation, Prev, Next, First, Last, Classifier, MatchNumber, Verbatim,
+    Navigation, Prev, Next, First, Last, ClassifierCall, MatchNumberCall, Verbatim,
 )
 # sqlglot derives ``key`` from the class name; keep ours distinct from exp.First/exp.Last/...
 for _cls in _NODE_CLASSES:
@@ -891,13 +891,13 @@ class SparkCepParser(WindowSyntax, SparkParser):
                 self.raise_error("CLASSIFIER takes one pattern variable or subset (or none)")
             if not self._match(TokenType.R_PAREN):
                 self.raise_error("Expecting ')' to close CLASSIFIER(")
-        return self.expression(Classifier(this=var), token=token)
+        return self.expression(ClassifierCall(this=var), token=token)
 
     def _parse_mr_match_number(self, token: Token) -> exp.Expr:
         self._advance(2)
         if not self._match(TokenType.R_PAREN):
             self.raise_error("MATCH_NUMBER() takes no arguments")
-        return self.expression(MatchNumber(), token=token)
+        return self.expression(MatchNumberCall(), token=token)
 
     def _parse_mr_expression(self) -> exp.Expr | None:
         self._mr_expr_depth += 1
@@ -1396,10 +1396,10 @@ class SparkCepGenerator(SparkGenerator):
         offset = f", {offset}" if offset else ""
         return f"{e.sql_keyword}({self.sql(e, 'this')}{offset})"
 
-    def _mr_classifier_sql(self, e: Classifier) -> str:
+    def _mr_classifier_sql(self, e: ClassifierCall) -> str:
         return f"CLASSIFIER({self.sql(e, 'this')})"
 
-    def _mr_matchnumber_sql(self, e: MatchNumber) -> str:
+    def _mr_matchnumber_sql(self, e: MatchNumberCall) -> str:
         return "MATCH_NUMBER()"
 
     def _mr_verbatim_sql(self, e: Verbatim) -> str:
@@ -1424,8 +1424,8 @@ class SparkCepGenerator(SparkGenerator):
         Next: _mr_navigation_sql,
         First: _mr_navigation_sql,
         Last: _mr_navigation_sql,
-        Classifier: _mr_classifier_sql,
-        MatchNumber: _mr_matchnumber_sql,
+        ClassifierCall: _mr_classifier_sql,
+        MatchNumberCall: _mr_matchnumber_sql,
         Verbatim: _mr_verbatim_sql,
         exp.GroupConcat: _listagg_sql,
         PatternWindow: pattern_window_sql,

@@ -40,7 +40,7 @@ from . import lower, rules
 from .analyze import error
 from .catalog import Catalog
 from .lower import quote
-from .parse import MatchNumber, MatchRecognizeClause, Verbatim, to_spark_sql
+from .parse import MatchNumberCall, MatchRecognizeClause, Verbatim, to_spark_sql
 from .plan import column_prefix
 from .spark_errors import checked, culprit
 from .window_syntax import PatternWindow, is_measure_call
@@ -305,7 +305,7 @@ def _checked_frame(spec: PatternWindow) -> Frame:
     anchor = next((n for n in walk(parse_pattern(code.code, code.origin)) if isinstance(n, Anchor)), None)
     if anchor is not None:
         raise MatchRecognizeError("Anchor pattern syntax is not allowed in window", *anchor.pos)
-    for node in (n for part in (*pattern.measures, *pattern.definitions) for n in part.find_all(MatchNumber)):
+    for node in (n for part in (*pattern.measures, *pattern.definitions) for n in part.find_all(MatchNumberCall)):
         raise error("MATCH_NUMBER function is not supported in window", node)
     return Frame(end, pattern.seek)
 

@@ -31,7 +31,7 @@ from udtf.sparksql.coercion import literal
 from . import calls, rules
 from .analyze import Analysis, analysis_column, error, variable_name
 from .interval import year_month
-from .parse import (Classifier, Final, First, Last, MatchNumber, Navigation, Next, Prev, Running, position,
+from .parse import (ClassifierCall, Final, First, Last, MatchNumberCall, Navigation, Next, Prev, Running, position,
                     to_spark_sql, unparen, unwrap)
 
 _COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
@@ -164,7 +164,7 @@ class _Planner:
         """The variable set the columns and classifiers in ``node`` name (``rules`` checked that
         there is at most one); None when they name none."""
         for n in rules._columns_and_classifiers(node):
-            identifier = n.this if isinstance(n, Classifier) else n.args.get("table")
+            identifier = n.this if isinstance(n, ClassifierCall) else n.args.get("table")
             if identifier is not None:
                 return self.variable_set(identifier, n)
         return None
@@ -174,7 +174,7 @@ class _Planner:
         """Spark expression for ``node`` if it depends on the current row only, else None."""
         if isinstance(node, (exp.Subquery, exp.Select)):
             return node.copy()  # uncorrelated: Spark evaluates it ("rules" refused a nested MATCH_RECOGNIZE)
-        if isinstance(node, (Classifier, MatchNumber, Running, Final, First, Last)) or \
+        if isinstance(node, (ClassifierCall, MatchNumberCall, Running, Final, First, Last)) or \
                 rules.aggregate_call(node) is not None:
             return None
         if isinstance(node, exp.Column):
@@ -317,12 +317,12 @@ class _Planner:
         # match state, or a constant the engine evaluates as lazily as Spark (``optimize``)
         if isinstance(node, (exp.Paren, Running)):
             return self.state(node.this)
-        if isinstance(node, MatchNumber):
+        if isinstance(node, MatchNumberCall):
             if self.analysis.semantics is Semantics.FLINKCEP or self.until:
                 raise error("MATCH_NUMBER() is not allowed in DEFINE with SEMANTICS FLINKCEP or in UNTIL "
                             "(a run's match number is known only when it is reported)", node)
             return ir.MatchNumber()
-        if isinstance(node, Classifier):
+        if isinstance(node, ClassifierCall):
             members = self.variable_set(node.this, node)
             if self.current_row_in(members):
                 return ir.Lit(self.analysis.var_names[self.defining], "string")
@@ -338,7 +338,7 @@ class _Planner:
 
     def navigation_state(self, node):
         members, mode, logical, physical, arg = self.navigation(node)
-        if isinstance(unparen(arg), Classifier):  # the row landed on, while it is in the run so far
+        if isinstance(unparen(arg), ClassifierCall):  # the row landed on, while it is in the run so far
             return ir.Classifier(members, mode, logical, physical)
         if _has_match_state(arg):
             raise error(f"{rules.construct(node)} in DEFINE: the argument may combine columns, but "
@@ -374,9 +374,9 @@ class _Planner:
             return value
         if isinstance(node, exp.Paren):
             return self.row_expr(node.this)
-        if isinstance(node, Classifier):
+        if isinstance(node, ClassifierCall):
             return ir.Classifier(None)
-        if isinstance(node, MatchNumber):
+        if isinstance(node, MatchNumberCall):
             return ir.MatchNumber()
         return self.operator(node, self.row_expr)
 
@@ -421,9 +421,9 @@ class _Planner:
     def measure_atom(self, node, final: bool):
         if isinstance(node, (exp.Subquery, exp.Select)):
             return node
-        if isinstance(node, MatchNumber):
+        if isinstance(node, MatchNumberCall):
             return self.add_atom(MeasureAtom(Atom(ir.MatchNumber(), True)))
-        if isinstance(node, Classifier):
+        if isinstance(node, ClassifierCall):
             return self.add_atom(MeasureAtom(Atom(ir.Classifier(self.variable_set(node.this, node)), final)))
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
             members = self.variable_set(node.args.get("table"), node)
@@ -451,9 +451,9 @@ class _Planner:
                                              column))
 
         def at_row(n):
-            if isinstance(n, Classifier):
+            if isinstance(n, ClassifierCall):
                 return self.add_atom(MeasureAtom(Atom(ir.Classifier(members, mode, logical, physical), final)))
-            if isinstance(n, MatchNumber):
+            if isinstance(n, MatchNumberCall):
                 return self.add_atom(MeasureAtom(Atom(ir.MatchNumber(), True)))
             if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
                 column = analysis_column(self.analysis, n)
@@ -467,9 +467,9 @@ class _Planner:
         """``node`` with its arguments over the computed input columns (CLASSIFIER and
         MATCH_NUMBER as typed NULLs): Spark types it like the aggregate measure."""
         def stand_in(n):
-            if isinstance(n, Classifier):
+            if isinstance(n, ClassifierCall):
                 return exp.cast(exp.null(), "STRING")
-            if isinstance(n, MatchNumber):
+            if isinstance(n, MatchNumberCall):
                 return exp.cast(exp.null(), "BIGINT")
             if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
                 return exp.column(analysis_column(self.analysis, n), quoted=True)
@@ -507,7 +507,7 @@ def _bounded(plan_: Plan) -> bool:
         for condition in (definition.condition, definition.until):
             for node in condition.find_all(Prev) if condition is not None else ():
                 argument = unwrap(node.this)
-                if isinstance(argument, Classifier):  # (the match's own rows: NULL before it either way)
+                if isinstance(argument, ClassifierCall):  # (the match's own rows: NULL before it either way)
                     continue
                 if argument.find(First, Last) is not None or not planner.current_row_in(planner.labels(argument)) \
                         or planner.offset(node) > before.get(name, 0):
@@ -551,7 +551,7 @@ def _lagged_column(node) -> Lagged | None:
 
 def _has_match_state(node) -> bool:
     """Does ``node`` read the match state (outside the subqueries in it)?"""
-    return any(isinstance(n, (Navigation, Classifier, MatchNumber)) or rules.aggregate_call(n) is not None
+    return any(isinstance(n, (Navigation, ClassifierCall, MatchNumberCall)) or rules.aggregate_call(n) is not None
                for n in node.walk(bfs=False, prune=lambda n: isinstance(n, (exp.Subquery, exp.Select))))
 
 

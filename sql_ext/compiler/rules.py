@@ -23,7 +23,7 @@ from udtf.sparksql import aggregates
 
 from .analyze import Analysis, error, variable_name
 from .calls import TRINO_AGGREGATES
-from .parse import (Classifier, Final, First, Last, MatchNumber, MatchRecognizeClause, Navigation, Running, unparen,
+from .parse import (ClassifierCall, Final, First, Last, MatchNumberCall, MatchRecognizeClause, Navigation, Running, unparen,
                     unwrap)
 
 MAX_OFFSET = 2_147_483_647
@@ -65,9 +65,9 @@ def construct(node) -> str:
     call = aggregate_call(node)
     if call is not None:
         return call[0].upper()
-    if isinstance(node, Classifier):
+    if isinstance(node, ClassifierCall):
         return "CLASSIFIER"
-    if isinstance(node, MatchNumber):
+    if isinstance(node, MatchNumberCall):
         return "MATCH_NUMBER"
     if isinstance(node, exp.Anonymous):
         return node.name.upper()
@@ -112,7 +112,7 @@ class _Checker:
             raise error("v.* is only allowed as the only argument of COUNT", node)
         elif isinstance(node, exp.Column) and node.table:
             self.variable(node.args["table"], node)
-        elif isinstance(node, Classifier) and node.this is not None:
+        elif isinstance(node, ClassifierCall) and node.this is not None:
             self.variable(node.this, node)
         for child in node.iter_expressions():
             self.visit(child, navigation, aggregate)
@@ -184,7 +184,7 @@ class _Checker:
         """The pattern variables (names; None = unqualified) the columns and classifiers name."""
         labels = set()
         for n in nodes:
-            identifier = n.this if isinstance(n, Classifier) else n.args.get("table")
+            identifier = n.this if isinstance(n, ClassifierCall) else n.args.get("table")
             if identifier is None:
                 labels.add(None)
             else:
@@ -204,5 +204,5 @@ class _Checker:
 def _columns_and_classifiers(node):
     """Column references and CLASSIFIERs in ``node``, not inside subqueries."""
     for n in node.walk(bfs=False, prune=lambda n: isinstance(n, (exp.Subquery, exp.Select))):
-        if isinstance(n, Classifier) or (isinstance(n, exp.Column) and not isinstance(n.this, exp.Star)):
+        if isinstance(n, ClassifierCall) or (isinstance(n, exp.Column) and not isinstance(n.this, exp.Star)):
             yield n

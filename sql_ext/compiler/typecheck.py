@@ -13,7 +13,7 @@ from udtf.sparksql import collation, functions, scalar, zone as zones
 from udtf.sparksql.aggregates import aggregate
 from udtf.sparksql.coercion import Literal
 from udtf.sparksql.errors import SparkAnalysisError
-from udtf.sparksql.types import Kind, SqlType
+from udtf.sparksql.types import TypeKind, SqlType
 
 
 def typed(expr, types: dict, ansi: bool):
@@ -28,7 +28,7 @@ def typed(expr, types: dict, ansi: bool):
         return _aggregate(expr, types, ansi)
     if isinstance(expr, ir.Cast):
         arg = typed(expr.arg, types, ansi)
-        source, target = SqlType.parse(ir.type_of(arg)), SqlType.parse(expr.chain[-1])
+        source, target = SqlType.parse(ir.type_of(arg)), SqlType.parse(expr.through[-1])
         try:
             scalar.cast(source, target, ansi, try_=expr.safe)
         except SparkAnalysisError as e:  # a cast Spark's analysis refuses
@@ -60,7 +60,7 @@ def zone_checked(expr, ansi: bool, zone: str):
 def _build(node, ansi: bool, zone: str) -> None:
     """Build what the worker builds for a cast or call node (raises ``ZoneError`` as it would)."""
     if isinstance(node, ir.Cast):
-        scalar.cast_chain(SqlType.parse(node.source), [SqlType.parse(t) for t in node.chain], ansi, zone)
+        scalar.cast_through(SqlType.parse(node.source), [SqlType.parse(t) for t in node.through], ansi, zone)
     elif isinstance(node, ir.Call):
         functions.compile_call(node.fn, [SqlType.parse(t) for t in node.arg_types], SqlType.parse(node.type), ansi,
                             [None] * len(node.args), zone)
@@ -69,7 +69,7 @@ def _build(node, ansi: bool, zone: str) -> None:
 def _describe(node) -> str:
     """A cast or call as the error names it: ``CAST(TIMESTAMP AS DATE)``, ``+(TIMESTAMP, ...)``."""
     if isinstance(node, ir.Cast):
-        return f"CAST({node.source} AS {node.chain[-1]})".upper()
+        return f"CAST({node.source} AS {node.through[-1]})".upper()
     return f"{node.fn}({', '.join(node.arg_types)})".upper()
 
 
@@ -86,7 +86,7 @@ def _nodes(expr):
 def boolean(expr, what: str, at):
     """``expr`` (typed) if it is a condition, else an error naming ``what``."""
     kind = SqlType.parse(ir.type_of(expr)).kind
-    if kind not in (Kind.BOOLEAN, Kind.VOID):
+    if kind not in (TypeKind.BOOLEAN, TypeKind.VOID):
         raise MatchRecognizeError(f"{what} must be a boolean condition, not {ir.type_of(expr)}", *at)
     return expr
 
@@ -121,8 +121,8 @@ def _with_collation(t: SqlType, name: str | None) -> SqlType:
     if name is None:
         return t
     if t.is_string:
-        return SqlType(Kind.STRING, collation=name)
-    if t.kind in (Kind.ARRAY, Kind.MAP, Kind.STRUCT):
+        return SqlType(TypeKind.STRING, collation=name)
+    if t.kind in (TypeKind.ARRAY, TypeKind.MAP, TypeKind.STRUCT):
         return replace(t, element=t.element and _with_collation(t.element, name),
                        key=t.key and _with_collation(t.key, name),
                        fields=tuple((n, _with_collation(f, name)) for n, f in t.fields))
@@ -207,7 +207,7 @@ def _aggregate(expr: ir.Agg, types: dict, ansi: bool) -> ir.Agg:
     args = [typed(a, types, ansi) for a in expr.args]
     arg_types = [SqlType.parse(ir.type_of(a)) for a in args]
     for t in arg_types:
-        if any(inner.kind is Kind.OTHER for inner in t.walk()):
+        if any(inner.kind is TypeKind.OTHER for inner in t.walk()):
             raise MatchRecognizeError(f"{expr.fn.upper()} over {str(t).upper()} in the match state: the engine does not "
                                       "evaluate values of this type", *expr.at)
     described = [Literal(t, ir.literal_value(a.value, a.type)) if isinstance(a, ir.Lit) else t

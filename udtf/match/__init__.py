@@ -27,7 +27,7 @@ from .conditions import Conditions
 from .dfa import DfaTier, LazyDFA, dfa_masks
 from .flinkcep import FlinkMatcher
 from .lanes import LONG, LaneTier, lane_program
-from .runs import MatchBlock, RunMatcher, RunsTier, expand
+from .runs import MatchBlock, RunLengthMatcher, RunsTier, expand
 from .standard import StandardMatcher, Tier
 from .vm import Machine
 from .window import RowOutcomes, WindowMatcher, reads_back
@@ -64,11 +64,11 @@ def tiers(program: Program, conditions: Conditions, options: Options, machine: M
         lanes = lane_program(sequence, conditions) if simple and bounded else None
         return () if lanes is None else (LaneTier(lanes, sequence, machine.rows, options),)
     masks = None if options.timeouts else dfa_masks(program, conditions)
-    chain = () if masks is None else (DfaTier(LazyDFA(program, conditions, machine.closure, masks)),)
+    picked = () if masks is None else (DfaTier(LazyDFA(program, conditions, machine.closure, masks)),)
     if simple and all(item.var not in conditions.until for item in sequence) and \
             all(getattr(conditions.define.get(item.var), "expr", None) is None for item in sequence):
         # (a condition over no match state but CLASSIFIER() or MATCH_NUMBER() has an expression
         # and no mask: the VM evaluates it)
         run_masks = [getattr(conditions.define.get(item.var), "mask", None) for item in sequence]
-        chain = (RunsTier(RunMatcher(sequence, run_masks, options.skip.mode)), *chain)
-    return chain
+        picked = (RunsTier(RunLengthMatcher(sequence, run_masks, options.skip.mode)), *picked)
+    return picked

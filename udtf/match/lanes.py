@@ -157,7 +157,7 @@ class LaneTier(Tier):
                     return Verdict.PASS
                 chunk = CHUNK if self.advanced else FIRST_CHUNK
                 d = self.decided = self._walk(start, min(limit, start + chunk), limit, final)
-            chosen, stop = _chain(d.kind, start - d.lo, d.end - d.lo, past_last)
+            chosen, stop = _kept_outcomes(d.kind, start - d.lo, d.end - d.lo, past_last)
             if len(chosen):
                 ends = d.end[chosen]
                 out.append(block(self.sequence, chosen + d.lo, ends, d.takes[chosen], m.match_number + 1))
@@ -427,7 +427,7 @@ class _Option(NamedTuple):
     states: list
 
 
-def _chain(kind: np.ndarray, at: int, ends: np.ndarray, past_last: bool):
+def _kept_outcomes(kind: np.ndarray, at: int, ends: np.ndarray, past_last: bool):
     """(the indexes of the MATCH outcomes AFTER MATCH SKIP keeps from index ``at`` on, the
     index of the first outcome it reaches that is not decided by lanes, or ``len(kind)``)."""
     stop_mask = (kind == Outcome.VM) | (kind == Outcome.OPEN)

@@ -68,7 +68,7 @@ def expand(items: list) -> list:
     return out
 
 
-class RunMatcher:
+class RunLengthMatcher:
     """Matches a flat sequence (``program.SeqItem``s) over masks."""
 
     def __init__(self, sequence: tuple, masks: list, skip: SkipMode):
@@ -110,7 +110,7 @@ class RunMatcher:
             open_[:] = False
         first_open = int(np.argmax(open_)) if open_.any() else n
         if self.past_last:
-            starts, ends = _chain(ok & ~open_, open_, position - 1)
+            starts, ends = _kept_matches(ok & ~open_, open_, position - 1)
         else:
             starts = np.flatnonzero(ok[:first_open])
             ends = position[starts] - 1
@@ -122,10 +122,10 @@ class RunMatcher:
 
 
 class RunsTier(Tier):
-    """Decides start rows with a ``RunMatcher`` as rows arrive, a ``MatchBlock`` per feed; when
+    """Decides start rows with a ``RunLengthMatcher`` as rows arrive, a ``MatchBlock`` per feed; when
     the data needs backtracking, passes the rest of the partition to the next tier."""
 
-    def __init__(self, runs: RunMatcher):
+    def __init__(self, runs: RunLengthMatcher):
         self.runs = runs
 
     def reset(self):
@@ -168,7 +168,7 @@ def _run_lengths(mask: np.ndarray) -> np.ndarray:
     return np.minimum.accumulate(stop[::-1])[::-1] - at
 
 
-def _chain(matched: np.ndarray, open_: np.ndarray, ends: np.ndarray):
+def _kept_matches(matched: np.ndarray, open_: np.ndarray, ends: np.ndarray):
     """(starts, ends) of the matches SKIP PAST LAST ROW keeps, from the first row on: each next
     one starts after the last; the walk stops at the first undecided start it reaches."""
     candidates = np.flatnonzero(matched | open_)

@@ -15,7 +15,7 @@ types, a ``coercion.Literal`` (type and value) for a literal argument:
 
 Invariants: states are immutable and hashable (runs of the matcher fork and share them; runs
 with equal states may be merged); ``step`` never mutates its input.  ``collect_list`` keeps a
-persistent cons chain (``Chain``), so n rows cost O(n) memory in total across forks.  Rows are
+persistent cons list (``ConsList``), so n rows cost O(n) memory in total across forks.  Rows are
 folded in match order; Spark processes one partition in row order, so order-dependent results
 (first/last, collect_list, listagg, max_by ties) agree with ``SELECT agg(x) FROM ...`` over a
 single partition.  ``FILTER (WHERE ...)`` is the caller's job: skip ``step`` for rows failing it.
@@ -35,10 +35,10 @@ from typing import Any, Callable, NamedTuple, Sequence
 from .coercion import Literal, Signature
 from .errors import SparkAnalysisError, SparkError
 from .scalar import DEC38, DEC_CTX, compare, fit_decimal, group_key, normalize
-from .types import (BIGINT, BINARY, BOOLEAN, DOUBLE, INT, STRING, Kind, SqlType, array, decimal,
+from .types import (BIGINT, BINARY, BOOLEAN, DOUBLE, INT, STRING, TypeKind, SqlType, array, decimal,
                     INTEGRAL_RANGE)
 
-__all__ = ["Fold", "Chain", "Param", "Aggregate", "Distinct", "AGGREGATES", "REFUSED", "NAMES", "lookup",
+__all__ = ["Fold", "ConsList", "Param", "Aggregate", "Distinct", "AGGREGATES", "REFUSED", "NAMES", "lookup",
            "signature", "aggregate"]
 
 Arg = SqlType | Literal
@@ -58,12 +58,12 @@ class Fold:
     distinct_key: Callable[..., Any] | None = None
 
 
-class Chain:
+class ConsList:
     """An immutable cons list ``(value, parent)`` with its length and a precomputed hash;
     equality walks iteratively (no recursion limit) and stops at a shared tail."""
     __slots__ = ("value", "parent", "length", "_hash")
 
-    def __init__(self, value, parent: Chain | None):
+    def __init__(self, value, parent: ConsList | None):
         self.value = value
         self.parent = parent
         self.length = 1 if parent is None else parent.length + 1
@@ -74,7 +74,7 @@ class Chain:
 
     def __eq__(self, other):
         a, b = self, other
-        if not isinstance(b, Chain):
+        if not isinstance(b, ConsList):
             return NotImplemented
         if a.length != b.length or a._hash != b._hash:
             return False
@@ -95,7 +95,7 @@ class Chain:
 
 
 def _cons(chain, value):
-    return Chain(value, chain)
+    return ConsList(value, chain)
 
 
 def _items(chain) -> tuple:
@@ -143,7 +143,7 @@ def _sum_sig(name, args, ansi) -> Signature:
     t = _t(args[0])
     if t.is_interval:
         return Signature((t,), t)
-    t = _numeric(name, t, (Kind.TIMESTAMP,))
+    t = _numeric(name, t, (TypeKind.TIMESTAMP,))
     if t.is_integral:
         return Signature((BIGINT,), BIGINT)
     if t.is_decimal:
@@ -155,7 +155,7 @@ def _avg_type(name, t: SqlType) -> tuple[SqlType, SqlType]:
     """(the argument's type, the result type) of Average over ``t``."""
     if t.is_interval:
         return t, t
-    t = _numeric(name, t, (Kind.TIMESTAMP,))
+    t = _numeric(name, t, (TypeKind.TIMESTAMP,))
     if t.is_decimal:
         return t, decimal(min(38, t.precision + 4), min(38, t.scale + 4))
     return DOUBLE, DOUBLE
@@ -192,7 +192,7 @@ def _regr_avg_sig(which: int):
 def _boolean_sig(result: SqlType):
     def sig(name, args, ansi) -> Signature:
         t = _t(args[0])
-        if not (t.kind is Kind.BOOLEAN or t.is_void or (ansi and t.is_string)):
+        if not (t.kind is TypeKind.BOOLEAN or t.is_void or (ansi and t.is_string)):
             raise _mismatch(name, t, "BOOLEAN")
         return Signature((BOOLEAN,), result)
     return sig
@@ -229,7 +229,7 @@ def _listagg_sig(name, args, ansi) -> Signature:
     """ListAgg: BINARY values join as BINARY, any other atomic value is cast to STRING; the
     delimiter is a literal of the same type (or NULL)."""
     t = _t(args[0])
-    if t.kind is Kind.BINARY:
+    if t.kind is TypeKind.BINARY:
         kind = BINARY
     elif t.is_atomic or t.is_void:
         kind = STRING
@@ -296,7 +296,7 @@ def _bitmap_construct_sig(name, args, ansi) -> Signature:
 
 def _bitmap_sig(name, args, ansi) -> Signature:
     t = _t(args[0])
-    if t.kind is not Kind.BINARY:
+    if t.kind is not TypeKind.BINARY:
         raise _mismatch(name, t, "BINARY")
     return Signature((BINARY,), BINARY)
 
@@ -314,7 +314,7 @@ def _sum(fail: bool | None):
         t = sig.args[0]
         try_ = fail is False
         if t.is_integral or t.is_interval:
-            lo, hi = INTEGRAL_RANGE[Kind.INT if t.kind is Kind.YEAR_MONTH_INTERVAL else Kind.BIGINT]
+            lo, hi = INTEGRAL_RANGE[TypeKind.INT if t.kind is TypeKind.YEAR_MONTH_INTERVAL else TypeKind.BIGINT]
             raises = not try_ and (ansi or t.is_interval)  # (interval arithmetic always checks)
 
             # state: (sum or None, overflowed)
@@ -625,7 +625,7 @@ def _collect_list(sig: Signature, args, ansi: bool) -> Fold:
 def _collect_set(sig: Signature, args, ansi: bool) -> Fold:
     """collect_set: the distinct values in the order of their first occurrences (see docs); Spark
     refuses maps and collated strings."""
-    if any(inner.kind is Kind.MAP or (inner.is_string and inner.collation) for inner in sig.args[0].walk()):
+    if any(inner.kind is TypeKind.MAP or (inner.is_string and inner.collation) for inner in sig.args[0].walk()):
         raise SparkAnalysisError("DATATYPE_MISMATCH.UNSUPPORTED_INPUT_TYPE",
                                  'The input of `collect_set` can\'t be "MAP" or "COLLATED STRING" type data.')
     return _distinct(_collect_list(sig, args, ansi))
@@ -634,7 +634,7 @@ def _collect_set(sig: Signature, args, ansi: bool) -> Fold:
 def _listagg(sig: Signature, args, ansi: bool) -> Fold:
     """ListAgg: the non-null values joined by the delimiter (none without one, or a NULL one)."""
     delimiter = args[1].value if len(args) == 2 else None
-    empty = b"" if sig.result.kind is Kind.BINARY else ""
+    empty = b"" if sig.result.kind is TypeKind.BINARY else ""
 
     def step(s, v, *_):
         return s if v is None else _cons(s, v)
@@ -723,7 +723,7 @@ def _mode(sig: Signature, args, ansi: bool) -> Fold:
     values by reference, so each of its rows counts once, apart from equal ones."""
     key = _sort_key(sig.args[0])
     norm = _norm(sig.args[0])
-    apart = sig.args[0].kind is Kind.BINARY
+    apart = sig.args[0].kind is TypeKind.BINARY
 
     def step(s, v, *_):
         return s if v is None else _cons(s, v)
@@ -834,16 +834,17 @@ def _spark_hash(t: SqlType):
     NaN as Java's canonical NaN, a decimal as its unscaled long or BigInteger bytes, an array
     element by element, a NULL element leaving the hash as it is)."""
     k = t.kind
-    if k in (Kind.BOOLEAN, Kind.TINYINT, Kind.SMALLINT, Kind.INT, Kind.DATE, Kind.YEAR_MONTH_INTERVAL):
+    if k in (TypeKind.BOOLEAN, TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.DATE,
+             TypeKind.YEAR_MONTH_INTERVAL):
         return lambda v, seed: _xxhash64(int(v).to_bytes(4, "little", signed=True), seed)
-    if k in (Kind.BIGINT, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.DAY_TIME_INTERVAL):
+    if k in (TypeKind.BIGINT, TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ, TypeKind.DAY_TIME_INTERVAL):
         return lambda v, seed: _xxhash64(v.to_bytes(8, "little", signed=True), seed)
-    if k is Kind.FLOAT:
+    if k is TypeKind.FLOAT:
         return lambda v, seed: _xxhash64(b"\x00\x00\xc0\x7f" if v != v else struct.pack("<f", v + 0.0), seed)
-    if k is Kind.DOUBLE:
+    if k is TypeKind.DOUBLE:
         return lambda v, seed: _xxhash64(struct.pack("<Q", 0x7FF8000000000000) if v != v else
                                          struct.pack("<d", v + 0.0), seed)
-    if k is Kind.DECIMAL:
+    if k is TypeKind.DECIMAL:
         scale, long = t.scale, t.precision <= 18
 
         def decimal_hash(v, seed):
@@ -853,11 +854,11 @@ def _spark_hash(t: SqlType):
             size = (unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8 + 1
             return _xxhash64(unscaled.to_bytes(size, "big", signed=True), seed)
         return decimal_hash
-    if k is Kind.STRING:
+    if k is TypeKind.STRING:
         return lambda v, seed: _xxhash64(v.encode(), seed)
-    if k is Kind.BINARY:
+    if k is TypeKind.BINARY:
         return _xxhash64
-    if k is Kind.ARRAY:
+    if k is TypeKind.ARRAY:
         element = _spark_hash(t.element)
 
         def array_hash(v, seed):
@@ -865,7 +866,7 @@ def _spark_hash(t: SqlType):
                 seed = seed if x is None else element(x, seed)
             return seed
         return array_hash
-    if k is Kind.VOID:
+    if k is TypeKind.VOID:
         return lambda v, seed: seed  # (never called: every value is NULL)
     raise _mismatch("approx_count_distinct", t, "a hashable type")
 
@@ -1081,7 +1082,7 @@ def signature(name: str, args: Sequence[Arg], ansi: bool) -> Signature:
                                      f"the `{param.name}` of `{name}` must be a constant")
         # (a STRING constant may be BINARY: listagg's delimiter, whose kind its own rule matches)
         if not (arg.type == param.constant or arg.type.is_void or (param.constant.is_numeric and arg.type.is_numeric)
-                or param.constant.is_string and arg.type.kind is Kind.BINARY):
+                or param.constant.is_string and arg.type.kind is TypeKind.BINARY):
             raise _mismatch(name, arg.type, f"a {str(param.constant).upper()} {param.name}")
     return agg.types(agg.name, args, ansi)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-from .types import Kind, SqlType
+from .types import TypeKind, SqlType
 
 __all__ = ["CastMode", "can_cast", "cast_mode"]
 
@@ -24,7 +24,7 @@ def cast_mode(ansi: bool, try_: bool) -> CastMode:
     return CastMode.TRY if try_ else CastMode.ANSI if ansi else CastMode.LEGACY
 
 
-K = Kind
+K = TypeKind
 _INTEGRAL = frozenset((K.TINYINT, K.SMALLINT, K.INT, K.BIGINT))
 _NUMERIC = _INTEGRAL | {K.FLOAT, K.DOUBLE, K.DECIMAL}
 _INTERVALS = frozenset((K.DAY_TIME_INTERVAL, K.YEAR_MONTH_INTERVAL))

@@ -24,7 +24,7 @@ from typing import Sequence
 
 from .errors import SparkAnalysisError
 from .types import (BIGINT, BOOLEAN, DATE, DOUBLE, FLOAT, INT, MAX_PRECISION, STRING,
-                       TIMESTAMP, TIMESTAMP_NTZ, VOID, Kind, SqlType, decimal, DAY_TIME)
+                       TIMESTAMP, TIMESTAMP_NTZ, VOID, TypeKind, SqlType, decimal, DAY_TIME)
 
 __all__ = ["Literal", "Signature", "literal", "decimal_for", "wider_decimal", "adjust_precision_scale",
            "implicit_cast", "common_type", "comparison_type"]
@@ -63,8 +63,8 @@ class Signature:
 
 Arg = SqlType | Literal
 
-_NUMERIC_ORDER = (Kind.TINYINT, Kind.SMALLINT, Kind.INT, Kind.BIGINT, Kind.FLOAT, Kind.DOUBLE)
-_INT_DIGITS = {Kind.TINYINT: 3, Kind.SMALLINT: 5, Kind.INT: 10, Kind.BIGINT: 20}
+_NUMERIC_ORDER = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT, TypeKind.FLOAT, TypeKind.DOUBLE)
+_INT_DIGITS = {TypeKind.TINYINT: 3, TypeKind.SMALLINT: 5, TypeKind.INT: 10, TypeKind.BIGINT: 20}
 
 
 def _t(a: Arg) -> SqlType:
@@ -86,14 +86,14 @@ def decimal_for(a: Arg) -> SqlType:
     t = _t(a)
     if t.is_decimal:
         return t
-    if isinstance(a, Literal) and t.kind in (Kind.SMALLINT, Kind.INT, Kind.BIGINT) \
+    if isinstance(a, Literal) and t.kind in (TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT) \
             and a.value is not None:
         return decimal(max(len(str(abs(a.value))), 1), 0)
     if t.is_integral:
         return decimal(_INT_DIGITS[t.kind], 0)
-    if t.kind is Kind.FLOAT:
+    if t.kind is TypeKind.FLOAT:
         return decimal(14, 7)
-    if t.kind is Kind.DOUBLE:
+    if t.kind is TypeKind.DOUBLE:
         return decimal(30, 15)
     raise ValueError(t)
 
@@ -143,21 +143,21 @@ def _tightest(t1: SqlType, t2: SqlType, ansi: bool) -> SqlType | None:
         return t1
     if t1.is_numeric and t2.is_numeric and not t1.is_decimal and not t2.is_decimal:
         wider = _NUMERIC_ORDER[max(_NUMERIC_ORDER.index(t1.kind), _NUMERIC_ORDER.index(t2.kind))]
-        if ansi and wider is Kind.FLOAT and (t1.is_integral or t2.is_integral):
+        if ansi and wider is TypeKind.FLOAT and (t1.is_integral or t2.is_integral):
             return DOUBLE
         return SqlType(wider)
     if t1.is_datetime and t2.is_datetime:
-        if Kind.TIMESTAMP in (t1.kind, t2.kind):
+        if TypeKind.TIMESTAMP in (t1.kind, t2.kind):
             return TIMESTAMP
-        return SqlType(Kind.TIMESTAMP_NTZ)
+        return SqlType(TypeKind.TIMESTAMP_NTZ)
     if t1.is_interval and t2.kind is t1.kind:
         return SqlType(t1.kind, start=min(t1.start, t2.start), end=max(t1.end, t2.end))
-    if t1.kind is Kind.ARRAY and t2.kind is Kind.ARRAY:
+    if t1.kind is TypeKind.ARRAY and t2.kind is TypeKind.ARRAY:
         e = _tightest(t1.element, t2.element, ansi)
-        return None if e is None else SqlType(Kind.ARRAY, element=e)
-    if t1.kind is Kind.STRUCT and t2.kind is Kind.STRUCT and len(t1.fields) == len(t2.fields):
+        return None if e is None else SqlType(TypeKind.ARRAY, element=e)
+    if t1.kind is TypeKind.STRUCT and t2.kind is TypeKind.STRUCT and len(t1.fields) == len(t2.fields):
         fields = [(name, _tightest(a, b, ansi)) for (name, a), (_, b) in zip(t1.fields, t2.fields)]
-        return None if any(f is None for _, f in fields) else SqlType(Kind.STRUCT, fields=tuple(fields))
+        return None if any(f is None for _, f in fields) else SqlType(TypeKind.STRUCT, fields=tuple(fields))
     return None
 
 
@@ -196,7 +196,7 @@ def _ansi_string_wider(t1: SqlType, t2: SqlType) -> SqlType | None:
 def _string_promotion(t1: SqlType, t2: SqlType) -> SqlType | None:
     """Non-ANSI stringPromotion: atomic (but binary/boolean) + string -> string."""
     for a, b in ((t1, t2), (t2, t1)):
-        if a.is_string and b.is_atomic and b.kind not in (Kind.BINARY, Kind.BOOLEAN):
+        if a.is_string and b.is_atomic and b.kind not in (TypeKind.BINARY, TypeKind.BOOLEAN):
             return STRING
     return None
 
@@ -206,9 +206,9 @@ def _wider_two(t1: SqlType, t2: SqlType, ansi: bool, strings: bool = True) -> Sq
     r = _tightest(t1, t2, ansi) or _wider_decimal_types(t1, t2)
     if r is None and strings:
         r = _ansi_string_wider(t1, t2) if ansi else _string_promotion(t1, t2)
-    if r is None and t1.kind is Kind.ARRAY and t2.kind is Kind.ARRAY:
+    if r is None and t1.kind is TypeKind.ARRAY and t2.kind is TypeKind.ARRAY:
         e = _wider_two(t1.element, t2.element, ansi, strings)
-        r = None if e is None else SqlType(Kind.ARRAY, element=e)
+        r = None if e is None else SqlType(TypeKind.ARRAY, element=e)
     return r
 
 
@@ -230,7 +230,7 @@ def common_type(types: Sequence[SqlType], ansi: bool, strings: bool = True) -> S
 
 
 def _has_string(t: SqlType) -> bool:
-    return t.is_string or (t.kind is Kind.ARRAY and _has_string(t.element))
+    return t.is_string or (t.kind is TypeKind.ARRAY and _has_string(t.element))
 
 
 # ---- implicit casts to an expected input type (ImplicitTypeCasts.implicitCast) -------------
@@ -262,12 +262,12 @@ def implicit_cast(t: SqlType, want: SqlType, ansi: bool) -> SqlType | None:
     # non-ANSI ImplicitTypeCasts.implicitCast
     if t.is_numeric and want.is_numeric:
         return want
-    if t.is_string and (want.is_numeric or want.kind in (Kind.DATE, Kind.TIMESTAMP, Kind.BINARY,
-                                                         Kind.BOOLEAN, Kind.TIMESTAMP_NTZ)):
+    if t.is_string and (want.is_numeric or want.kind in (TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.BINARY,
+                                                         TypeKind.BOOLEAN, TypeKind.TIMESTAMP_NTZ)):
         return want
     if t.is_datetime and want.is_datetime:
         return want
-    if t.is_atomic and want.is_string and t.kind is not Kind.BINARY:
+    if t.is_atomic and want.is_string and t.kind is not TypeKind.BINARY:
         return want
     if t.is_atomic and want.is_string:
         return want
@@ -279,7 +279,7 @@ def _can_ansi_store_assign(t: SqlType, want: SqlType) -> bool:
         return True
     if want.is_string and t.is_atomic:
         return True
-    if t.kind is Kind.DATE and want.is_timestamp:
+    if t.kind is TypeKind.DATE and want.is_timestamp:
         return True
     if t.is_datetime and want.is_datetime:
         return True
@@ -330,7 +330,7 @@ def literal(text: str) -> Literal:
         return Literal(DOUBLE, float(body))
     if suffix in ("L", "Y", "S"):
         v = int(body)
-        t = {"L": BIGINT, "Y": SqlType(Kind.TINYINT), "S": SqlType(Kind.SMALLINT)}[suffix]
+        t = {"L": BIGINT, "Y": SqlType(TypeKind.TINYINT), "S": SqlType(TypeKind.SMALLINT)}[suffix]
         lo, hi = t.int_range
         if not lo <= v <= hi:
             raise SparkAnalysisError("INVALID_NUMERIC_LITERAL_RANGE", f"{text} out of range")
@@ -488,7 +488,7 @@ def decimal_result(f: str, t1: SqlType, t2: SqlType) -> SqlType:
 
 
 def _datetime_arith(f: str, l: SqlType, r: SqlType, ansi: bool) -> Signature | None:
-    K = Kind
+    K = TypeKind
     small_int = (K.TINYINT, K.SMALLINT, K.INT)
     if f == "+":
         if l.kind is K.DATE and r.kind is K.DAY_TIME_INTERVAL:
@@ -560,13 +560,13 @@ def _date_add_sig(f: str, start: SqlType, days: Arg, ansi: bool) -> Signature:
     start = _t(start)
     if start.is_string or start.is_timestamp or start.is_void:
         s = DATE
-    elif start.kind is Kind.DATE:
+    elif start.kind is TypeKind.DATE:
         s = DATE
     else:
         raise _mismatch("UNEXPECTED_INPUT_TYPE",
                         f"The first parameter requires the \"DATE\" type, however has the type "
                         f"{_sql(start)}.")
-    if days.kind in (Kind.TINYINT, Kind.SMALLINT, Kind.INT):
+    if days.kind in (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT):
         d = days
     elif days.is_void or (days.is_string and (ansi or days_lit)):
         d = INT
@@ -607,9 +607,9 @@ def comparison_type(f: str, a: Arg, b: Arg, ansi: bool) -> SqlType:
                 w = _wider_two(l, r, ansi, strings=False)
     else:
         w = _noansi_cmp_string(l, r)
-        if w is None and f in ("=", "<=>", "<>") and ((l.kind is Kind.BOOLEAN and r.is_numeric)
-                                                 or (r.kind is Kind.BOOLEAN and l.is_numeric)):
-            w = r if l.kind is Kind.BOOLEAN else l
+        if w is None and f in ("=", "<=>", "<>") and ((l.kind is TypeKind.BOOLEAN and r.is_numeric)
+                                                 or (r.kind is TypeKind.BOOLEAN and l.is_numeric)):
+            w = r if l.kind is TypeKind.BOOLEAN else l
         if w is None:
             if (l.is_decimal and r.is_integral) or (r.is_decimal and l.is_integral):
                 w = wider_decimal(decimal_for(a), decimal_for(b))
@@ -630,7 +630,7 @@ def _noansi_cmp_string(l: SqlType, r: SqlType) -> SqlType | None:
     """TypeCoercion.findCommonTypeForBinaryComparison."""
     for s, o in ((l, r), (r, l)):
         if s.is_string and not o.is_string:
-            if o.kind in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+            if o.kind in (TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ):
                 return o
             if o.is_void:
                 return STRING
@@ -652,7 +652,7 @@ def logic_sig(f, args, ansi):
     types = [_t(a) for a in args]
     if f == "not":
         t = types[0]
-        if t.kind is Kind.BOOLEAN or t.is_void or (t.is_string and ansi):
+        if t.kind is TypeKind.BOOLEAN or t.is_void or (t.is_string and ansi):
             return Signature((BOOLEAN,), BOOLEAN)
         raise _mismatch("UNEXPECTED_INPUT_TYPE",
                         f"The first parameter requires the \"BOOLEAN\" type, however has the "
@@ -660,13 +660,13 @@ def logic_sig(f, args, ansi):
     l, r = types
     if l != r and not (l.is_void or r.is_void):
         w = _ansi_string_wider(l, r) if ansi else None
-        if w is None or w.kind is not Kind.BOOLEAN:
+        if w is None or w.kind is not TypeKind.BOOLEAN:
             raise _mismatch("BINARY_OP_DIFF_TYPES",
                             f"the left and right operands of the binary operator have "
                             f"incompatible types ({_sql(l)} and {_sql(r)}).")
         return Signature((BOOLEAN, BOOLEAN), BOOLEAN)
     for t in types:
-        if not (t.kind is Kind.BOOLEAN or t.is_void):
+        if not (t.kind is TypeKind.BOOLEAN or t.is_void):
             if not ansi and l != r:
                 raise _mismatch("BINARY_OP_DIFF_TYPES",
                                 f"the left and right operands of the binary operator have "
@@ -727,7 +727,7 @@ def case_sig(f, args, ansi):
     if n % 2 == 1:
         values.append(_t(args[-1]))
     for c in conds:
-        if not (c.kind is Kind.BOOLEAN or c.is_void):
+        if not (c.kind is TypeKind.BOOLEAN or c.is_void):
             raise _mismatch("UNEXPECTED_INPUT_TYPE",
                             f"WHEN expressions in CaseWhen should all be boolean type, but the "
                             f"1th when expression's type is {_sql(c)}")
@@ -743,7 +743,7 @@ def case_sig(f, args, ansi):
 def if_sig(f, args, ansi):
     _arity(f, args, 3)
     c, a, b = (_t(x) for x in args)
-    if not (c.kind is Kind.BOOLEAN or c.is_void):
+    if not (c.kind is TypeKind.BOOLEAN or c.is_void):
         raise _mismatch("UNEXPECTED_INPUT_TYPE",
                         f"The first parameter requires the \"BOOLEAN\" type, however has the "
                         f"type {_sql(c)}.")
@@ -811,7 +811,7 @@ def round_sig(f, args, ansi):
     t = _t(args[0])
     if len(args) == 2:
         s = args[1]
-        if not (isinstance(s, Literal) and _t(s).kind in (Kind.INT, Kind.SMALLINT, Kind.TINYINT)):
+        if not (isinstance(s, Literal) and _t(s).kind in (TypeKind.INT, TypeKind.SMALLINT, TypeKind.TINYINT)):
             raise _mismatch("NON_FOLDABLE_INPUT", "The scale of round must be an INT literal")
         scale = s.value
     else:
@@ -842,7 +842,7 @@ def floor_ceil_sig(f, args, ansi):
         if t.is_string:
             t = DOUBLE
         s = args[1]
-        if not (isinstance(s, Literal) and _t(s).kind in (Kind.INT, Kind.SMALLINT, Kind.TINYINT)):
+        if not (isinstance(s, Literal) and _t(s).kind in (TypeKind.INT, TypeKind.SMALLINT, TypeKind.TINYINT)):
             raise _mismatch("NON_FOLDABLE_INPUT", "The scale of floor/ceil must be an INT literal")
         if t.is_decimal:
             p, s0 = t.precision, t.scale
@@ -881,7 +881,7 @@ def floor_ceil_sig(f, args, ansi):
         return Signature((t,), decimal(min(p - s + 1, MAX_PRECISION), 0) if s > 0 else t)
     if t.is_numeric:
         tt = t if t.is_floating else BIGINT
-        if t.kind is Kind.FLOAT:
+        if t.kind is TypeKind.FLOAT:
             tt = DOUBLE
         return Signature((tt,), BIGINT)
     raise _mismatch("UNEXPECTED_INPUT_TYPE",
@@ -902,9 +902,9 @@ def sign_sig(f, args, ansi):
 def _to_string(t: SqlType, ansi: bool) -> SqlType:
     if t.is_string or t.is_void:
         return STRING
-    if t.kind is Kind.BINARY:
+    if t.kind is TypeKind.BINARY:
         return t
-    if implicit_cast(t, STRING, ansi) is None or t.kind is Kind.ARRAY:
+    if implicit_cast(t, STRING, ansi) is None or t.kind is TypeKind.ARRAY:
         raise _mismatch("UNEXPECTED_INPUT_TYPE",
                         f"The parameter requires the \"STRING\" type, however has the type "
                         f"{_sql(t)}.")
@@ -913,12 +913,12 @@ def _to_string(t: SqlType, ansi: bool) -> SqlType:
 
 def concat_sig(f, args, ansi):
     types = [_t(a) for a in args]
-    if types and all(t.kind is Kind.ARRAY for t in types):
+    if types and all(t.kind is TypeKind.ARRAY for t in types):
         w = _merge("concat", types, ansi)
         return Signature(tuple(w for _ in types), w)
-    if types and all(t.kind is Kind.BINARY for t in types):
+    if types and all(t.kind is TypeKind.BINARY for t in types):
         return Signature(tuple(types), types[0])
-    out = tuple(STRING if t.kind is not Kind.BINARY else STRING for t in types)
+    out = tuple(STRING if t.kind is not TypeKind.BINARY else STRING for t in types)
     for t in types:
         _to_string(t, ansi)
     return Signature(out, STRING)
@@ -927,10 +927,10 @@ def concat_sig(f, args, ansi):
 def string_sig(f, args, ansi):
     _arity(f, args, 1)
     t = _t(args[0])
-    if f == "length" and t.kind is Kind.BINARY:
+    if f == "length" and t.kind is TypeKind.BINARY:
         return Signature((t,), INT)
     s = _to_string(t, ansi)
-    if s.kind is Kind.BINARY:
+    if s.kind is TypeKind.BINARY:
         s = STRING
     return Signature((s,), INT if f == "length" else STRING)
 
@@ -938,7 +938,7 @@ def string_sig(f, args, ansi):
 def substring_sig(f, args, ansi):
     _arity(f, args, 2, 3)
     t = _t(args[0])
-    s = _to_string(t, ansi) if t.kind is not Kind.BINARY else t
+    s = _to_string(t, ansi) if t.kind is not TypeKind.BINARY else t
     rest = []
     for a in args[1:]:
         at = _t(a)
@@ -957,7 +957,7 @@ def date_sig(f, args, ansi):
         out = []
         for a in args:
             t = _t(a)
-            if t.kind is Kind.DATE or t.is_string or t.is_timestamp or t.is_void:
+            if t.kind is TypeKind.DATE or t.is_string or t.is_timestamp or t.is_void:
                 out.append(DATE)
             else:
                 raise _mismatch("UNEXPECTED_INPUT_TYPE",

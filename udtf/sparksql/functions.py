@@ -23,7 +23,7 @@ from . import coercion as T
 from . import scalar as B
 from .coercion import Arg, Signature
 from .errors import SparkAnalysisError
-from .types import BOOLEAN, DOUBLE, FLOAT, Kind, SqlType
+from .types import BOOLEAN, DOUBLE, FLOAT, TypeKind, SqlType
 
 __all__ = ["Function", "Order", "Nullable", "FUNCTIONS", "lookup", "resolve", "function", "compile_call"]
 
@@ -54,7 +54,7 @@ def _never(types) -> bool:
 
 
 def _unless_atomic(types) -> bool:
-    return not all(t.is_numeric or t.is_string or t.is_datetime or t.kind is Kind.BOOLEAN for t in types)
+    return not all(t.is_numeric or t.is_string or t.is_datetime or t.kind is TypeKind.BOOLEAN for t in types)
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,9 @@ from . import format as fmt
 from . import zone as _zone
 from .castability import can_cast, cast_mode
 from .errors import SparkAnalysisError, SparkError
-from .types import INTEGRAL_RANGE, Kind, SqlType, round_float32
+from .types import INTEGRAL_RANGE, TypeKind, SqlType, round_float32
 
-__all__ = ["cast", "cast_chain", "fit_decimal", "compare", "equal_nan", "DEC_CTX", "sort_key"]
+__all__ = ["cast", "cast_through", "fit_decimal", "compare", "equal_nan", "DEC_CTX", "sort_key"]
 
 DEC_CTX = Context(prec=400, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
 _DECIMAL128 = Context(prec=34, rounding=ROUND_HALF_EVEN, Emax=6144, Emin=-6143)
@@ -65,7 +65,7 @@ def _wrap(v: int, bits: int) -> int:
     return v - m if v >= m >> 1 else v
 
 
-_BITS = {Kind.TINYINT: 8, Kind.SMALLINT: 16, Kind.INT: 32, Kind.BIGINT: 64}
+_BITS = {TypeKind.TINYINT: 8, TypeKind.SMALLINT: 16, TypeKind.INT: 32, TypeKind.BIGINT: 64}
 
 
 def _quant(scale: int) -> Decimal:
@@ -113,11 +113,11 @@ def compare(t: SqlType) -> Callable[[object, object], int]:
                 return 0
             return -1 if _lt_float(a, b) else 1
         return cmp_float
-    if t.kind is Kind.STRING and not collation.binary(t.collation):
+    if t.kind is TypeKind.STRING and not collation.binary(t.collation):
         k = collation_key(t)
         return lambda a, b: _cmp_plain(k(a), k(b))
-    if t.kind in (Kind.ARRAY, Kind.STRUCT):
-        elements = t.kind is Kind.ARRAY
+    if t.kind in (TypeKind.ARRAY, TypeKind.STRUCT):
+        elements = t.kind is TypeKind.ARRAY
         parts = compare(t.element) if elements else [compare(f) for _, f in t.fields]
 
         def cmp_nested(a, b):
@@ -155,10 +155,10 @@ def normalize(t: SqlType) -> Callable[[object], object]:
         return _identity
     if t.is_floating:
         return lambda v: v + 0.0 if v is not None else None  # -0.0 + 0.0 is 0.0
-    if t.kind is Kind.ARRAY:
+    if t.kind is TypeKind.ARRAY:
         el = normalize(t.element)
         return lambda v: None if v is None else tuple(map(el, v))
-    if t.kind is Kind.MAP:
+    if t.kind is TypeKind.MAP:
         k, el = normalize(t.key), normalize(t.element)
         return lambda v: None if v is None else tuple((k(x), el(y)) for x, y in v)
     fields = [normalize(f) for _, f in t.fields]
@@ -175,18 +175,18 @@ def group_key(t: SqlType) -> Callable[[object], object]:
     -- at any depth."""
     if t.is_floating:
         return lambda v: v if v is None else _NAN_KEY if v != v else v + 0.0
-    if t.kind is Kind.STRING and not collation.binary(t.collation):
+    if t.kind is TypeKind.STRING and not collation.binary(t.collation):
         return _null_safe(collation_key(t))
-    if t.kind is Kind.ARRAY:
+    if t.kind is TypeKind.ARRAY:
         el = group_key(t.element)
         return lambda v: None if v is None else tuple(el(x) for x in v)
-    if t.kind is Kind.STRUCT:
+    if t.kind is TypeKind.STRUCT:
         fields = [group_key(f) for _, f in t.fields]
         return lambda v: None if v is None else tuple(f(x) for f, x in zip(fields, v))
-    if t.kind is Kind.MAP:
+    if t.kind is TypeKind.MAP:
         k, el = group_key(t.key), group_key(t.element)
         return lambda v: None if v is None else tuple((k(x), el(y)) for x, y in v)
-    if t.kind is Kind.OTHER:
+    if t.kind is TypeKind.OTHER:
         raise SparkAnalysisError("DATATYPE_MISMATCH.INVALID_ORDERING_TYPE", f'"{str(t).upper()}" cannot be compared')
     return _identity  # a VARIANT by its bytes, as Spark's collect_set
 
@@ -219,11 +219,11 @@ def cast(src: SqlType, dst: SqlType, ansi: bool, try_: bool = False,
     return _cast(src, dst, ansi, zone)
 
 
-def cast_chain(src: SqlType, chain: Sequence[SqlType], ansi: bool,
-               zone: str = "UTC") -> Callable[[object], object]:
-    """Casts through ``chain`` (``Signature.casts(...)[i]``) in order; identity when empty."""
+def cast_through(src: SqlType, through: Sequence[SqlType], ansi: bool,
+                 zone: str = "UTC") -> Callable[[object], object]:
+    """Casts to each type of ``through`` (``Signature.casts(...)[i]``) in turn; identity when empty."""
     fns = []
-    for dst in chain:
+    for dst in through:
         fns.append(_cast(src, dst, ansi, zone))
         src = dst
     if not fns:
@@ -234,13 +234,13 @@ def cast_chain(src: SqlType, chain: Sequence[SqlType], ansi: bool,
     return lambda v: f2(f1(v))
 
 
-def cast_raises(src: SqlType, chain: Sequence[SqlType]) -> bool:
-    """May ``cast_chain(src, chain, ...)`` raise?  (False only for casts that never fail:
+def cast_raises(src: SqlType, through: Sequence[SqlType]) -> bool:
+    """May ``cast_through(src, through, ...)`` raise?  (False only for casts that never fail:
     integral widenings and numbers to DOUBLE.)"""
-    for dst in chain:
+    for dst in through:
         if not (src == dst or (src.is_integral and dst.is_integral and dst.int_range[0] <= src.int_range[0]
                                and src.int_range[1] <= dst.int_range[1])
-                or (dst.kind is Kind.DOUBLE and src.is_numeric)):
+                or (dst.kind is TypeKind.DOUBLE and src.is_numeric)):
             return True
         src = dst
     return False
@@ -250,7 +250,7 @@ def _identity(v):
     return v
 
 
-identity = _identity  # what ``cast`` / ``cast_chain`` return for a cast that changes no value
+identity = _identity  # what ``cast`` / ``cast_through`` return for a cast that changes no value
 
 
 def _null_safe(f):
@@ -276,9 +276,9 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool, zone: str):
     if src.is_void:
         return lambda v: None
     sk, dk = src.kind, dst.kind
-    if dk is Kind.STRING:
+    if dk is TypeKind.STRING:
         return _null_safe(to_string_fn(src, ansi, zone))
-    if sk is Kind.STRING:
+    if sk is TypeKind.STRING:
         return _null_safe(_from_string(dst, ansi, src, zone))
     if dst.is_integral:
         lo, hi = dst.int_range
@@ -328,9 +328,9 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool, zone: str):
                     raise _cast_overflow(v, src, dst)
                 return _wrap(i, bits)
             return dec_to_int
-        if sk is Kind.BOOLEAN:
+        if sk is TypeKind.BOOLEAN:
             return _null_safe(lambda v: 1 if v else 0)
-        if sk in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+        if sk in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ):
             def ts_to_int(v):
                 if v is None:
                     return None
@@ -341,25 +341,25 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool, zone: str):
                     raise _cast_overflow(v, src, dst)
                 return None  # castToInt/Short/Byte of a timestamp: NULL, not a wrapped value
             return ts_to_int
-    if dk is Kind.DOUBLE:
+    if dk is TypeKind.DOUBLE:
         if src.is_integral or src.is_floating:
             return _null_safe(float)
         if src.is_decimal:
             return _null_safe(float)
-        if sk is Kind.BOOLEAN:
+        if sk is TypeKind.BOOLEAN:
             return _null_safe(lambda v: 1.0 if v else 0.0)
         if src.is_timestamp:
             return _null_safe(lambda v: v / 1_000_000)
-    if dk is Kind.FLOAT:
+    if dk is TypeKind.FLOAT:
         if src.is_integral:
             return _null_safe(fmt.int_to_float32)
-        if sk is Kind.DOUBLE:
+        if sk is TypeKind.DOUBLE:
             return _null_safe(round_float32)
         if src.is_decimal:
             return _null_safe(fmt.decimal_to_float32)
-        if sk is Kind.BOOLEAN:
+        if sk is TypeKind.BOOLEAN:
             return _null_safe(lambda v: 1.0 if v else 0.0)
-    if dk is Kind.DECIMAL:
+    if dk is TypeKind.DECIMAL:
         p, s = dst.precision, dst.scale
         if src.is_integral or src.is_decimal:
             return _null_safe(lambda v: fit_decimal(Decimal(v), p, s, ansi))
@@ -370,27 +370,27 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool, zone: str):
                 # Scala BigDecimal(double) goes through Double.toString (shortest digits)
                 return fit_decimal(Decimal(repr(v)), p, s, ansi, what=fmt.double_to_string(v))
             return float_to_dec
-        if sk is Kind.BOOLEAN:
+        if sk is TypeKind.BOOLEAN:
             return _null_safe(lambda v: fit_decimal(Decimal(1 if v else 0), p, s, ansi))
-    if dk is Kind.BOOLEAN:
+    if dk is TypeKind.BOOLEAN:
         if src.is_numeric:
             return _null_safe(lambda v: v != 0)
         if src.is_timestamp:
             return _null_safe(lambda v: v != 0)
-        if sk is Kind.DATE and not ansi:
+        if sk is TypeKind.DATE and not ansi:
             return lambda v: None
-    if (dst.is_numeric) and sk is Kind.DATE and not ansi:
+    if (dst.is_numeric) and sk is TypeKind.DATE and not ansi:
         return lambda v: None  # non-ANSI CAST(date AS numeric) is always NULL
     if src.is_datetime and dst.is_datetime:
         return _datetime_cast(sk, dk, zone)
-    if dk in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+    if dk in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ):
         if src.is_integral:
             return _null_safe(lambda v: _ts_from_seconds(v, ansi))
         if src.is_floating or src.is_decimal:
             def num_to_ts(v):
                 if v is None:
                     return None
-                lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
+                lo, hi = INTEGRAL_RANGE[TypeKind.BIGINT]
                 if isinstance(v, Decimal):
                     # (d.toBigDecimal * 1e6).longValue: a Scala BigDecimal multiplies in
                     # DECIMAL128 (34 digits, half even); the low 64 bits, in both modes
@@ -402,9 +402,9 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool, zone: str):
                     return None
                 return int(x)
             return num_to_ts
-    if dk is Kind.BINARY and sk is Kind.STRING:
+    if dk is TypeKind.BINARY and sk is TypeKind.STRING:
         return _null_safe(lambda v: v.encode())
-    if dk is Kind.ARRAY and sk is Kind.ARRAY:
+    if dk is TypeKind.ARRAY and sk is TypeKind.ARRAY:
         el = _cast(src.element, dst.element, ansi, zone)
         return _null_safe(lambda v: tuple(None if x is None else el(x) for x in v))
     if src.is_interval and dst.is_interval and sk is dk:
@@ -412,32 +412,32 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool, zone: str):
     raise NotImplementedError(f"cast {src} to {dst}")
 
 
-def _datetime_cast(sk: Kind, dk: Kind, zone: str):
+def _datetime_cast(sk: TypeKind, dk: TypeKind, zone: str):
     """A cast between DATE, TIMESTAMP and TIMESTAMP_NTZ (``sk`` != ``dk``): TIMESTAMP values
     are instants, the others wall clocks in ``zone`` (null-safe)."""
-    if Kind.TIMESTAMP in (sk, dk):
+    if TypeKind.TIMESTAMP in (sk, dk):
         tz = _zone.resolve(zone)
         if tz is not None:
             return _null_safe(_ZONED_CASTS[sk, dk](tz))
-    if dk is Kind.DATE:
+    if dk is TypeKind.DATE:
         return _null_safe(lambda v: v // _US_PER_DAY)
-    if sk is Kind.DATE:
+    if sk is TypeKind.DATE:
         return _null_safe(lambda v: v * _US_PER_DAY)
     return _identity  # between TIMESTAMP and TIMESTAMP_NTZ in a zone at offset zero
 
 
 # casts from and to TIMESTAMP in a zone not always at offset zero: tz -> (value -> value)
 _ZONED_CASTS = {
-    (Kind.TIMESTAMP, Kind.DATE): lambda tz: lambda v: _zone.local_micros(v, tz) // _US_PER_DAY,
-    (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ): lambda tz: lambda v: _zone.local_micros(v, tz),
-    (Kind.DATE, Kind.TIMESTAMP): lambda tz: lambda v: _zone.start_of_day(v, tz),
-    (Kind.TIMESTAMP_NTZ, Kind.TIMESTAMP): lambda tz: lambda v: _zone.instant_micros(v, tz),
+    (TypeKind.TIMESTAMP, TypeKind.DATE): lambda tz: lambda v: _zone.local_micros(v, tz) // _US_PER_DAY,
+    (TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ): lambda tz: lambda v: _zone.local_micros(v, tz),
+    (TypeKind.DATE, TypeKind.TIMESTAMP): lambda tz: lambda v: _zone.start_of_day(v, tz),
+    (TypeKind.TIMESTAMP_NTZ, TypeKind.TIMESTAMP): lambda tz: lambda v: _zone.instant_micros(v, tz),
 }
 
 
 def _ts_from_seconds(v: int, ansi: bool):
     # SECONDS.toMicros saturates at the bigint range in both modes
-    lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
+    lo, hi = INTEGRAL_RANGE[TypeKind.BIGINT]
     return max(lo, min(hi, v * 1_000_000))
 
 
@@ -447,30 +447,30 @@ def to_string_fn(src: SqlType, ansi: bool, zone: str = "UTC") -> Callable[[objec
     k = src.kind
     if src.is_integral:
         return str
-    if k is Kind.DOUBLE:
+    if k is TypeKind.DOUBLE:
         return fmt.double_to_string
-    if k is Kind.FLOAT:
+    if k is TypeKind.FLOAT:
         return fmt.float_to_string
-    if k is Kind.DECIMAL:
+    if k is TypeKind.DECIMAL:
         return lambda d: fmt.decimal_to_string(d, plain=ansi)
-    if k is Kind.BOOLEAN:
+    if k is TypeKind.BOOLEAN:
         return lambda b: "true" if b else "false"
-    if k is Kind.DATE:
+    if k is TypeKind.DATE:
         return fmt.date_to_string
-    if k is Kind.TIMESTAMP and _zone.resolve(zone) is not None:
+    if k is TypeKind.TIMESTAMP and _zone.resolve(zone) is not None:
         tz = _zone.resolve(zone)
         return lambda v: fmt.timestamp_to_string(_zone.local_micros(v, tz))
-    if k in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+    if k in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ):
         return fmt.timestamp_to_string
-    if k is Kind.BINARY:
+    if k is TypeKind.BINARY:
         return lambda b: b.decode("utf-8", "replace")
-    if k is Kind.STRING:
+    if k is TypeKind.STRING:
         return _identity
-    if k is Kind.ARRAY:
+    if k is TypeKind.ARRAY:
         el = to_string_fn(src.element, ansi, zone)
         return lambda a: "[" + ", ".join("null" if x is None else el(x) for x in a) + "]"
     if src.is_interval:
-        return lambda v: fmt.interval_to_string(v, src.kind is Kind.YEAR_MONTH_INTERVAL, src.start, src.end)
+        return lambda v: fmt.interval_to_string(v, src.kind is TypeKind.YEAR_MONTH_INTERVAL, src.start, src.end)
     raise NotImplementedError(f"cast {src} to string")
 
 
@@ -489,17 +489,17 @@ def _from_string(dst: SqlType, ansi: bool, src: SqlType, zone: str):
             r = fmt.parse_integral(v, lo, hi, ansi)
             return bad(v) if r is None else r
         return str_to_int
-    if k is Kind.DOUBLE:
+    if k is TypeKind.DOUBLE:
         def str_to_double(v):
             r = fmt.parse_double(v)
             return bad(v) if r is None else r
         return str_to_double
-    if k is Kind.FLOAT:
+    if k is TypeKind.FLOAT:
         def str_to_float(v):
             r = fmt.parse_float(v)
             return bad(v) if r is None else r
         return str_to_float
-    if k is Kind.DECIMAL:
+    if k is TypeKind.DECIMAL:
         p, s = dst.precision, dst.scale
 
         def str_to_dec(v):
@@ -508,29 +508,29 @@ def _from_string(dst: SqlType, ansi: bool, src: SqlType, zone: str):
                 return bad(v)
             return fit_decimal(r, p, s, ansi, what=v.strip())
         return str_to_dec
-    if k is Kind.BOOLEAN:
+    if k is TypeKind.BOOLEAN:
         def str_to_bool(v):
             r = fmt.parse_boolean(v)
             return bad(v) if r is None else r
         return str_to_bool
-    if k is Kind.DATE:
+    if k is TypeKind.DATE:
         def str_to_date(v):
             r = fmt.parse_date(v)
             return bad(v) if r is None else r
         return str_to_date
-    if k is Kind.TIMESTAMP:
+    if k is TypeKind.TIMESTAMP:
         tz = _zone.resolve(zone)
 
         def str_to_ts(v):
             r = fmt.parse_timestamp(v, tz)
             return bad(v) if r is None else r
         return str_to_ts
-    if k is Kind.TIMESTAMP_NTZ:
+    if k is TypeKind.TIMESTAMP_NTZ:
         def str_to_ntz(v):
             r = fmt.parse_timestamp_ntz(v)
             return bad(v) if r is None else r
         return str_to_ntz
-    if k is Kind.BINARY:
+    if k is TypeKind.BINARY:
         return lambda v: v.encode()
     raise NotImplementedError(f"cast string to {dst}")
 
@@ -555,10 +555,10 @@ def _strict(fn):
 
 # -- arithmetic
 
-def _int_check(kind: Kind, ansi: bool, op: str):
+def _int_check(kind: TypeKind, ansi: bool, op: str):
     lo, hi = INTEGRAL_RANGE[kind]
     bits = _BITS[kind]
-    small = kind in (Kind.TINYINT, Kind.SMALLINT)
+    small = kind in (TypeKind.TINYINT, TypeKind.SMALLINT)
 
     def check(v, a=None, b=None):
         if lo <= v <= hi:
@@ -574,7 +574,7 @@ def _int_check(kind: Kind, ansi: bool, op: str):
 def arithmetic_fn(f, types, result, ansi, zone):
     l, r = types
     op = f
-    if result.kind is Kind.DECIMAL and l.is_decimal and r.is_decimal:
+    if result.kind is TypeKind.DECIMAL and l.is_decimal and r.is_decimal:
         return _strict(_decimal_arith(f, result, ansi))
     if f == "div":
         if l.is_decimal:
@@ -602,8 +602,8 @@ def arithmetic_fn(f, types, result, ansi, zone):
             return q
         return _strict(int_div)
     k = result.kind
-    if k in (Kind.DOUBLE, Kind.FLOAT):
-        r32 = k is Kind.FLOAT
+    if k in (TypeKind.DOUBLE, TypeKind.FLOAT):
+        r32 = k is TypeKind.FLOAT
         if f == "+":
             fn = (lambda a, b: round_float32(a + b)) if r32 else (lambda a, b: a + b)
         elif f == "-":
@@ -649,7 +649,7 @@ def arithmetic_fn(f, types, result, ansi, zone):
                     return None
                 m = _java_rem(a, b)
                 if f == "pmod" and m < 0:  # Pmod: (r + n) % n in Java int / long arithmetic
-                    m = _java_rem(_wrap(m + b, 64 if k is Kind.BIGINT else 32), b)
+                    m = _java_rem(_wrap(m + b, 64 if k is TypeKind.BIGINT else 32), b)
                 return m
             fn = imod
         else:
@@ -722,7 +722,7 @@ def _decimal_arith(f, result: SqlType, ansi: bool):
 
 def _datetime_arith(f, types, result, ansi, zone):
     l, r = types
-    K = Kind
+    K = TypeKind
     if f == "+" and (r.is_datetime and not l.is_datetime):
         inner = _datetime_arith(f, (r, l), result, ansi, zone)
         return lambda a, b: inner(b, a)
@@ -796,7 +796,7 @@ def _date_check(d: int, ansi: bool) -> int:
 
 
 def _ts_check(t: int, ansi: bool) -> int:
-    lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
+    lo, hi = INTEGRAL_RANGE[TypeKind.BIGINT]
     if not lo <= t <= hi:
         raise _overflow("long overflow")
     return t
@@ -825,7 +825,7 @@ def comparison_fn(f, types, result, ansi, zone):
         table = {"=": eq, "<>": lambda a, b: not eq(a, b), "<": lt,
                  "<=": lambda a, b: not lt(b, a), ">": lambda a, b: lt(b, a),
                  ">=": lambda a, b: not lt(a, b)}
-    elif t.kind in (Kind.ARRAY, Kind.STRUCT) or (t.kind is Kind.STRING and not collation.binary(t.collation)):
+    elif t.kind in (TypeKind.ARRAY, TypeKind.STRUCT) or (t.kind is TypeKind.STRING and not collation.binary(t.collation)):
         c = compare(t)
         table = {"=": lambda a, b: c(a, b) == 0, "<>": lambda a, b: c(a, b) != 0,
                  "<": lambda a, b: c(a, b) < 0, "<=": lambda a, b: c(a, b) <= 0,
@@ -950,8 +950,8 @@ def neg_abs_fn(f, types, result, ansi, zone):
     t = types[0]
     if t.is_integral or t.is_interval:
         lo, hi = t.int_range if t.is_integral else INTEGRAL_RANGE[
-            Kind.BIGINT if t.kind is Kind.DAY_TIME_INTERVAL else Kind.INT]
-        bits = _BITS.get(t.kind, 64 if t.kind is Kind.DAY_TIME_INTERVAL else 32)
+            TypeKind.BIGINT if t.kind is TypeKind.DAY_TIME_INTERVAL else TypeKind.INT]
+        bits = _BITS.get(t.kind, 64 if t.kind is TypeKind.DAY_TIME_INTERVAL else 32)
 
         def neg(v):
             r = -v if f == "negative" or (f == "abs" and v < 0) else v
@@ -1056,10 +1056,10 @@ def round_fn(f, types, result, ansi, zone):
         # float/double: BigDecimal(x).setScale(scale, mode) -> double (NaN/Inf unchanged)
         if x != x or x in (_INF, -_INF):
             return x
-        d = Decimal(repr(x) if t.kind is Kind.DOUBLE else fmt.float_to_string(x).replace("E", "e"))
+        d = Decimal(repr(x) if t.kind is TypeKind.DOUBLE else fmt.float_to_string(x).replace("E", "e"))
         r = d.quantize(Decimal(1).scaleb(-scale), rounding=mode, context=DEC_CTX)
         # via BigDecimal, which has no negative zero: round(-0.0) is 0.0
-        return round_float32(float(r)) + 0.0 if t.kind is Kind.FLOAT else float(r) + 0.0
+        return round_float32(float(r)) + 0.0 if t.kind is TypeKind.FLOAT else float(r) + 0.0
     if scale_arg:
         return _strict(lambda x, s: rounder(x, s))
     return _strict(rounder)
@@ -1081,7 +1081,7 @@ def floor_ceil_fn(f, types, result, ansi, zone):
     if t.is_integral:
         return _strict(lambda x: x)
     fl = math.floor if f == "floor" else math.ceil
-    lo, hi = INTEGRAL_RANGE[Kind.BIGINT]
+    lo, hi = INTEGRAL_RANGE[TypeKind.BIGINT]
 
     def fcf(x):
         if x != x:
@@ -1096,13 +1096,13 @@ def floor_ceil_fn(f, types, result, ansi, zone):
 # -- strings
 
 def concat_fn(f, types, result, ansi, zone):
-    if result.kind is Kind.ARRAY:
+    if result.kind is TypeKind.ARRAY:
         def concat_arrays(*vals):
             if any(v is None for v in vals):
                 return None
             return tuple(x for v in vals for x in v)
         return concat_arrays
-    if result.kind is Kind.BINARY:
+    if result.kind is TypeKind.BINARY:
         def concat_bin(*vals):
             if any(v is None for v in vals):
                 return None

@@ -28,7 +28,7 @@ variant                ``tuple`` (value, metadata) of its binary encoding (not c
 
 A string type carries its collation (``string collate UTF8_LCASE``; '' is UTF8_BINARY), which
 decides how its values compare (``sparksql.collation``).  Types the engine never evaluates
-(the calendar ``interval``, ``time(p)``, ``geometry``, ...) parse as ``Kind.OTHER`` with Spark's
+(the calendar ``interval``, ``time(p)``, ``geometry``, ...) parse as ``TypeKind.OTHER`` with Spark's
 text, so columns of them can still be carried.
 
 Arrow: Spark sends timestamp as ``timestamp[us, tz=UTC]``, timestamp_ntz as ``timestamp[us]``,
@@ -43,7 +43,7 @@ import struct
 from dataclasses import dataclass
 from decimal import Context, Decimal
 
-__all__ = ["Kind", "SqlType", "round_float32", "from_arrow", "to_arrow", "arrow_type",
+__all__ = ["TypeKind", "SqlType", "round_float32", "from_arrow", "to_arrow", "arrow_type",
            "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "STRING",
            "BINARY", "DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "VOID", "decimal", "array",
            "MAX_PRECISION", "INTEGRAL_RANGE", "quote_name"]
@@ -51,7 +51,7 @@ __all__ = ["Kind", "SqlType", "round_float32", "from_arrow", "to_arrow", "arrow_
 MAX_PRECISION = 38
 
 
-class Kind(enum.Enum):
+class TypeKind(enum.Enum):
     BOOLEAN = "boolean"
     TINYINT = "tinyint"
     SMALLINT = "smallint"
@@ -75,12 +75,12 @@ class Kind(enum.Enum):
     OTHER = "other"
 
 
-_INTEGRAL = (Kind.TINYINT, Kind.SMALLINT, Kind.INT, Kind.BIGINT)
+_INTEGRAL = (TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT)
 INTEGRAL_RANGE = {
-    Kind.TINYINT: (-(1 << 7), (1 << 7) - 1),
-    Kind.SMALLINT: (-(1 << 15), (1 << 15) - 1),
-    Kind.INT: (-(1 << 31), (1 << 31) - 1),
-    Kind.BIGINT: (-(1 << 63), (1 << 63) - 1),
+    TypeKind.TINYINT: (-(1 << 7), (1 << 7) - 1),
+    TypeKind.SMALLINT: (-(1 << 15), (1 << 15) - 1),
+    TypeKind.INT: (-(1 << 31), (1 << 31) - 1),
+    TypeKind.BIGINT: (-(1 << 63), (1 << 63) - 1),
 }
 DAY_TIME_FIELDS = ("day", "hour", "minute", "second")
 YEAR_MONTH_FIELDS = ("year", "month")
@@ -92,7 +92,7 @@ class SqlType:
     field indexes (into DAY_TIME_FIELDS / YEAR_MONTH_FIELDS) for intervals; ``element`` for
     arrays (and a map's values), ``key`` a map's keys, ``fields`` a struct's ((name, type),
     ...); ``collation`` a string's ('' for UTF8_BINARY); ``text`` Spark's name of an OTHER."""
-    kind: Kind
+    kind: TypeKind
     precision: int = 0
     scale: int = 0
     start: int = 0
@@ -110,15 +110,15 @@ class SqlType:
 
     @property
     def is_decimal(self) -> bool:
-        return self.kind is Kind.DECIMAL
+        return self.kind is TypeKind.DECIMAL
 
     @property
     def is_fractional(self) -> bool:  # Spark's FractionalType: float, double, decimal
-        return self.kind in (Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL)
+        return self.kind in (TypeKind.FLOAT, TypeKind.DOUBLE, TypeKind.DECIMAL)
 
     @property
     def is_floating(self) -> bool:
-        return self.kind in (Kind.FLOAT, Kind.DOUBLE)
+        return self.kind in (TypeKind.FLOAT, TypeKind.DOUBLE)
 
     @property
     def is_numeric(self) -> bool:
@@ -126,36 +126,37 @@ class SqlType:
 
     @property
     def is_string(self) -> bool:
-        return self.kind is Kind.STRING
+        return self.kind is TypeKind.STRING
 
     @property
     def is_datetime(self) -> bool:  # Spark's DatetimeType
-        return self.kind in (Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ)
+        return self.kind in (TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ)
 
     @property
     def is_timestamp(self) -> bool:  # Spark's AnyTimestampType
-        return self.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ)
+        return self.kind in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ)
 
     @property
     def is_interval(self) -> bool:  # Spark's AnsiIntervalType
-        return self.kind in (Kind.DAY_TIME_INTERVAL, Kind.YEAR_MONTH_INTERVAL)
+        return self.kind in (TypeKind.DAY_TIME_INTERVAL, TypeKind.YEAR_MONTH_INTERVAL)
 
     @property
     def is_void(self) -> bool:
-        return self.kind is Kind.VOID
+        return self.kind is TypeKind.VOID
 
     @property
     def is_atomic(self) -> bool:
-        return self.kind not in (Kind.ARRAY, Kind.STRUCT, Kind.MAP, Kind.VARIANT, Kind.VOID, Kind.OTHER)
+        return self.kind not in (TypeKind.ARRAY, TypeKind.STRUCT, TypeKind.MAP, TypeKind.VARIANT, TypeKind.VOID,
+                                 TypeKind.OTHER)
 
     @property
     def is_orderable(self) -> bool:
         """Spark's RowOrdering.isOrderable: not a map, a variant, ..., nor made of one."""
-        if self.kind is Kind.ARRAY:
+        if self.kind is TypeKind.ARRAY:
             return self.element.is_orderable
-        if self.kind is Kind.STRUCT:
+        if self.kind is TypeKind.STRUCT:
             return all(t.is_orderable for _, t in self.fields)
-        return self.kind not in (Kind.MAP, Kind.VARIANT, Kind.OTHER)
+        return self.kind not in (TypeKind.MAP, TypeKind.VARIANT, TypeKind.OTHER)
 
     def walk(self):
         """This type and every type nested in it."""
@@ -171,21 +172,21 @@ class SqlType:
     # ---- text form ----------------------------------------------------------------------
     def __str__(self) -> str:
         k = self.kind
-        if k is Kind.DECIMAL:
+        if k is TypeKind.DECIMAL:
             return f"decimal({self.precision},{self.scale})"
-        if k is Kind.ARRAY:
+        if k is TypeKind.ARRAY:
             return f"array<{self.element}>"
-        if k is Kind.MAP:
+        if k is TypeKind.MAP:
             return f"map<{self.key},{self.element}>"
-        if k is Kind.STRUCT:
+        if k is TypeKind.STRUCT:
             return "struct<" + ",".join(f"{quote_name(name)}:{t}" for name, t in self.fields) + ">"
-        if k is Kind.STRING and self.collation:
+        if k is TypeKind.STRING and self.collation:
             return f"string collate {self.collation}"
-        if k is Kind.OTHER:
+        if k is TypeKind.OTHER:
             return self.text
-        if k is Kind.DAY_TIME_INTERVAL:
+        if k is TypeKind.DAY_TIME_INTERVAL:
             return _interval_name(DAY_TIME_FIELDS, self.start, self.end)
-        if k is Kind.YEAR_MONTH_INTERVAL:
+        if k is TypeKind.YEAR_MONTH_INTERVAL:
             return _interval_name(YEAR_MONTH_FIELDS, self.start, self.end)
         return k.value
 
@@ -259,7 +260,7 @@ class _Parser:
             self._expect(",")
             value = self.type()
             self._expect(">")
-            return SqlType(Kind.MAP, key=key, element=value)
+            return SqlType(TypeKind.MAP, key=key, element=value)
         if word == "struct":
             self._expect("<")
             fields = []
@@ -270,11 +271,11 @@ class _Parser:
                 fields.append((self._field_name(), self.type()))
                 self._skip()
             self._expect(">")
-            return SqlType(Kind.STRUCT, fields=tuple(fields))
+            return SqlType(TypeKind.STRUCT, fields=tuple(fields))
         if word == "string" and self._peek_word() == "collate":
             self._word()
             name = self._word()
-            return STRING if name.upper() == "UTF8_BINARY" else SqlType(Kind.STRING, collation=name)
+            return STRING if name.upper() == "UTF8_BINARY" else SqlType(TypeKind.STRING, collation=name)
         if word in ("decimal", "dec", "numeric"):
             self._skip()
             if not self.text.startswith("(", self.pos):
@@ -290,7 +291,8 @@ class _Parser:
             if self._peek_word() == "to":
                 self._word()
                 b = self._word().lower()
-            for names, kind in ((DAY_TIME_FIELDS, Kind.DAY_TIME_INTERVAL), (YEAR_MONTH_FIELDS, Kind.YEAR_MONTH_INTERVAL)):
+            for names, kind in ((DAY_TIME_FIELDS, TypeKind.DAY_TIME_INTERVAL),
+                                (YEAR_MONTH_FIELDS, TypeKind.YEAR_MONTH_INTERVAL)):
                 if a in names and b in names and names.index(a) <= names.index(b):
                     return SqlType(kind, start=names.index(a), end=names.index(b))
             raise ValueError(f"unknown Spark type: {self.text!r}")
@@ -307,7 +309,7 @@ class _Parser:
             elif c in ",>" and not depth:
                 break
             self.pos += 1
-        return SqlType(Kind.OTHER, text=self.text[start:self.pos].strip())
+        return SqlType(TypeKind.OTHER, text=self.text[start:self.pos].strip())
 
     def _field_name(self) -> str:
         self._skip()
@@ -331,31 +333,31 @@ def _interval_name(fields, start, end) -> str:
     return f"interval {fields[start]} to {fields[end]}"
 
 
-BOOLEAN = SqlType(Kind.BOOLEAN)
-TINYINT = SqlType(Kind.TINYINT)
-SMALLINT = SqlType(Kind.SMALLINT)
-INT = SqlType(Kind.INT)
-BIGINT = SqlType(Kind.BIGINT)
-FLOAT = SqlType(Kind.FLOAT)
-DOUBLE = SqlType(Kind.DOUBLE)
-STRING = SqlType(Kind.STRING)
-BINARY = SqlType(Kind.BINARY)
-DATE = SqlType(Kind.DATE)
-TIMESTAMP = SqlType(Kind.TIMESTAMP)
-TIMESTAMP_NTZ = SqlType(Kind.TIMESTAMP_NTZ)
-VOID = SqlType(Kind.VOID)
-DAY_TIME = SqlType(Kind.DAY_TIME_INTERVAL, start=0, end=3)
-YEAR_MONTH = SqlType(Kind.YEAR_MONTH_INTERVAL, start=0, end=1)
+BOOLEAN = SqlType(TypeKind.BOOLEAN)
+TINYINT = SqlType(TypeKind.TINYINT)
+SMALLINT = SqlType(TypeKind.SMALLINT)
+INT = SqlType(TypeKind.INT)
+BIGINT = SqlType(TypeKind.BIGINT)
+FLOAT = SqlType(TypeKind.FLOAT)
+DOUBLE = SqlType(TypeKind.DOUBLE)
+STRING = SqlType(TypeKind.STRING)
+BINARY = SqlType(TypeKind.BINARY)
+DATE = SqlType(TypeKind.DATE)
+TIMESTAMP = SqlType(TypeKind.TIMESTAMP)
+TIMESTAMP_NTZ = SqlType(TypeKind.TIMESTAMP_NTZ)
+VOID = SqlType(TypeKind.VOID)
+DAY_TIME = SqlType(TypeKind.DAY_TIME_INTERVAL, start=0, end=3)
+YEAR_MONTH = SqlType(TypeKind.YEAR_MONTH_INTERVAL, start=0, end=1)
 
 
 def decimal(precision: int, scale: int = 0) -> SqlType:
     if not (1 <= precision <= MAX_PRECISION and 0 <= scale <= precision):
         raise ValueError(f"invalid decimal({precision},{scale})")
-    return SqlType(Kind.DECIMAL, precision=precision, scale=scale)
+    return SqlType(TypeKind.DECIMAL, precision=precision, scale=scale)
 
 
 def array(element: SqlType) -> SqlType:
-    return SqlType(Kind.ARRAY, element=element)
+    return SqlType(TypeKind.ARRAY, element=element)
 
 
 _BY_NAME = {
@@ -363,8 +365,8 @@ _BY_NAME = {
     "short": SMALLINT, "int": INT, "integer": INT, "bigint": BIGINT, "long": BIGINT,
     "float": FLOAT, "real": FLOAT, "double": DOUBLE, "string": STRING, "binary": BINARY,
     "date": DATE, "timestamp": TIMESTAMP, "timestamp_ltz": TIMESTAMP,
-    "timestamp_ntz": TIMESTAMP_NTZ, "void": VOID, "null": VOID, "variant": SqlType(Kind.VARIANT),
-    "decimal": SqlType(Kind.DECIMAL, precision=10, scale=0),
+    "timestamp_ntz": TIMESTAMP_NTZ, "void": VOID, "null": VOID, "variant": SqlType(TypeKind.VARIANT),
+    "decimal": SqlType(TypeKind.DECIMAL, precision=10, scale=0),
 }
 
 _F32 = struct.Struct("<f")
@@ -390,24 +392,24 @@ def arrow_type(t: SqlType):
     import pyarrow as pa
     k = t.kind
     simple = {
-        Kind.BOOLEAN: pa.bool_(), Kind.TINYINT: pa.int8(), Kind.SMALLINT: pa.int16(),
-        Kind.INT: pa.int32(), Kind.BIGINT: pa.int64(), Kind.FLOAT: pa.float32(),
-        Kind.DOUBLE: pa.float64(), Kind.STRING: pa.string(), Kind.BINARY: pa.binary(),
-        Kind.DATE: pa.date32(), Kind.TIMESTAMP: pa.timestamp("us", tz="UTC"),
-        Kind.TIMESTAMP_NTZ: pa.timestamp("us"), Kind.DAY_TIME_INTERVAL: pa.duration("us"),
-        Kind.YEAR_MONTH_INTERVAL: pa.int32(), Kind.VOID: pa.null(),
+        TypeKind.BOOLEAN: pa.bool_(), TypeKind.TINYINT: pa.int8(), TypeKind.SMALLINT: pa.int16(),
+        TypeKind.INT: pa.int32(), TypeKind.BIGINT: pa.int64(), TypeKind.FLOAT: pa.float32(),
+        TypeKind.DOUBLE: pa.float64(), TypeKind.STRING: pa.string(), TypeKind.BINARY: pa.binary(),
+        TypeKind.DATE: pa.date32(), TypeKind.TIMESTAMP: pa.timestamp("us", tz="UTC"),
+        TypeKind.TIMESTAMP_NTZ: pa.timestamp("us"), TypeKind.DAY_TIME_INTERVAL: pa.duration("us"),
+        TypeKind.YEAR_MONTH_INTERVAL: pa.int32(), TypeKind.VOID: pa.null(),
     }
     if k in simple:
         return simple[k]
-    if k is Kind.DECIMAL:
+    if k is TypeKind.DECIMAL:
         return pa.decimal128(t.precision, t.scale)
-    if k is Kind.ARRAY:
+    if k is TypeKind.ARRAY:
         return pa.list_(arrow_type(t.element))
-    if k is Kind.MAP:
+    if k is TypeKind.MAP:
         return pa.map_(arrow_type(t.key), arrow_type(t.element))
-    if k is Kind.STRUCT:
+    if k is TypeKind.STRUCT:
         return pa.struct([pa.field(name, arrow_type(f)) for name, f in t.fields])
-    if k is Kind.VARIANT:  # as pyspark.sql.pandas.types.to_arrow_type
+    if k is TypeKind.VARIANT:  # as pyspark.sql.pandas.types.to_arrow_type
         return pa.struct([pa.field("value", pa.binary(), nullable=False),
                           pa.field("metadata", pa.binary(), nullable=False, metadata={b"variant": b"true"})])
     raise ValueError(f"no Arrow type for {t}")
@@ -418,32 +420,32 @@ def from_arrow(t: SqlType, column) -> list:
     import pyarrow as pa
     import pyarrow.compute as pc
     k = t.kind
-    if isinstance(column, pa.ChunkedArray) and k in (Kind.ARRAY, Kind.MAP, Kind.STRUCT):
+    if isinstance(column, pa.ChunkedArray) and k in (TypeKind.ARRAY, TypeKind.MAP, TypeKind.STRUCT):
         column = column.combine_chunks()
-    if k in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.DAY_TIME_INTERVAL):
+    if k in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ, TypeKind.DAY_TIME_INTERVAL):
         return pc.cast(column, pa.int64()).to_pylist()
-    if k is Kind.DATE:
+    if k is TypeKind.DATE:
         return pc.cast(column, pa.int32()).to_pylist()
-    if k is Kind.YEAR_MONTH_INTERVAL:
+    if k is TypeKind.YEAR_MONTH_INTERVAL:
         if pa.types.is_interval(column.type):  # month_day_nano
             return [None if v is None else v.months for v in column.to_pylist()]
         return pc.cast(column, pa.int32()).to_pylist()
-    if k is Kind.DECIMAL:
+    if k is TypeKind.DECIMAL:
         exp = Decimal(1).scaleb(-t.scale)
         wide = Context(prec=2 * MAX_PRECISION)  # the default context's 28 digits cannot hold decimal(38,s)
         return [None if v is None else v.quantize(exp, context=wide) for v in column.to_pylist()]
-    if k is Kind.ARRAY:
+    if k is TypeKind.ARRAY:
         flat = from_arrow(t.element, column.flatten())
         return _nest(column.is_valid().to_pylist(), pc.list_value_length(column).fill_null(0).to_pylist(), flat)
-    if k is Kind.MAP:
+    if k is TypeKind.MAP:
         offsets = column.offsets.to_pylist()  # into the unsliced keys and items
         first, last = offsets[0], offsets[-1]
         keys = from_arrow(t.key, column.keys.slice(first, last - first))
         items = from_arrow(t.element, column.items.slice(first, last - first))
         lengths = [b - a for a, b in zip(offsets, offsets[1:])]
         return _nest(column.is_valid().to_pylist(), lengths, list(zip(keys, items)))
-    if k in (Kind.STRUCT, Kind.VARIANT):
-        fields = t.fields if k is Kind.STRUCT else (("value", BINARY), ("metadata", BINARY))
+    if k in (TypeKind.STRUCT, TypeKind.VARIANT):
+        fields = t.fields if k is TypeKind.STRUCT else (("value", BINARY), ("metadata", BINARY))
         children = [from_arrow(f, child) for (_, f), child in zip(fields, column.flatten())]
         valid = column.is_valid().to_pylist()
         return [tuple(values) if ok else None for ok, *values in zip(valid, *children)] if children else \
@@ -464,27 +466,27 @@ def to_arrow(t: SqlType, values):
     """A pyarrow Array of Spark's Arrow type for ``t`` from Python values."""
     import pyarrow as pa
     k = t.kind
-    if k in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.DAY_TIME_INTERVAL):
+    if k in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ, TypeKind.DAY_TIME_INTERVAL):
         return pa.array(values, pa.int64()).cast(arrow_type(t))
-    if k is Kind.DATE:
+    if k is TypeKind.DATE:
         return pa.array(values, pa.int32()).cast(pa.date32())
-    if k in (Kind.ARRAY, Kind.MAP):
+    if k in (TypeKind.ARRAY, TypeKind.MAP):
         values = list(values)
         mask = pa.array([v is None for v in values], pa.bool_())
         offsets = [0]
         for v in values:
             offsets.append(offsets[-1] + (0 if v is None else len(v)))
         offsets = pa.array(offsets, pa.int32())
-        if k is Kind.ARRAY:
+        if k is TypeKind.ARRAY:
             flat = to_arrow(t.element, [x for v in values if v is not None for x in v])
             return pa.ListArray.from_arrays(offsets, flat, type=arrow_type(t), mask=mask)
         pairs = [p for v in values if v is not None for p in v]
         keys = to_arrow(t.key, [p[0] for p in pairs])
         items = to_arrow(t.element, [p[1] for p in pairs])
         return pa.MapArray.from_arrays(offsets, keys, items, type=arrow_type(t), mask=mask)
-    if k in (Kind.STRUCT, Kind.VARIANT):
+    if k in (TypeKind.STRUCT, TypeKind.VARIANT):
         values = list(values)
-        fields = t.fields if k is Kind.STRUCT else (("value", BINARY), ("metadata", BINARY))
+        fields = t.fields if k is TypeKind.STRUCT else (("value", BINARY), ("metadata", BINARY))
         children = [to_arrow(f, [None if v is None else v[i] for v in values]) for i, (_, f) in enumerate(fields)]
         mask = pa.array([v is None for v in values], pa.bool_())
         return pa.StructArray.from_arrays(children, fields=list(arrow_type(t)), mask=mask)
