@@ -40,6 +40,28 @@ def clean_env(**extra) -> dict:
     return env
 
 
+def stream_and_batch(spark, workdir: str) -> tuple:
+    """(rows streamed, rows of the batch query) of the streaming example's query
+    (sql_examples/streaming.py) over the same parquet files: ``sql_ext.stream`` over a stream
+    of them (one file per micro-batch, a watermark, an available-now trigger, the end-of-stream
+    row) into a parquet sink, and ``spark.sql`` over them at rest.  Any session kind."""
+    import sql_ext
+    from sql_examples.streaming import END, FRAUD_SQL, KEEP, SCHEMA, card_events
+
+    rows = sorted(card_events(cards=6, per_card=60), key=lambda r: r[1])
+    source, sink = f"{workdir}/events", f"{workdir}/alerts"
+    for part in (rows[:len(rows) // 2], rows[len(rows) // 2:], [("~end", END, 0.0)]):
+        spark.createDataFrame(part, SCHEMA).coalesce(1).write.mode("append").parquet(source)
+    (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(source)
+     .withWatermark("ts", "10 minutes").where(KEEP).createOrReplaceTempView("card_events"))
+    sql_ext.stream(spark, FRAUD_SQL).writeStream.format("parquet").outputMode("append") \
+        .option("checkpointLocation", f"{workdir}/checkpoint").trigger(availableNow=True).start(sink) \
+        .awaitTermination()
+    streamed = sorted(tuple(r) for r in spark.read.parquet(sink).collect())
+    spark.read.schema(SCHEMA).parquet(source).where(KEEP).createOrReplaceTempView("card_events")
+    return streamed, sorted(tuple(r) for r in spark.sql(FRAUD_SQL).collect())
+
+
 def imports_sparkcep(python: str, cwd: Path) -> bool:
     done = subprocess.run([python, "-c", "import udtf"], cwd=cwd, env=clean_env(), capture_output=True)
     return done.returncode == 0

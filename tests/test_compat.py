@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy_support import clean_env
+from deploy_support import clean_env, stream_and_batch
 from test_cli import SCRIPT  # a script that makes its own input view, then reads it
 
 pytestmark = pytest.mark.compat
@@ -75,24 +75,11 @@ def test_the_cli_runs_outside_the_checkout(tmp_path, command):
 
 def test_streaming_smoke(spark, tmp_path):
     """``sql_ext.stream`` on a stream of parquet files (one file per micro-batch, a watermark, an
-    available-now trigger, an end-of-stream row) gives the rows of the batch query over them (the
-    suite's streaming tests need pyspark 4.2's Python data sources: not on every line)."""
+    available-now trigger, an end-of-stream row) gives the rows of the batch query over them
+    (deploy_support.stream_and_batch; the suite's streaming tests need pyspark 4.2's Python
+    data sources: not on every line)."""
     import sql_ext
-    from sql_examples.streaming import END, FRAUD_SQL, KEEP, SCHEMA, card_events
 
     sql_ext.enable(spark)
-    rows = sorted(card_events(cards=6, per_card=60), key=lambda r: r[1])
-    source = str(tmp_path / "events")
-    for part in (rows[:len(rows) // 2], rows[len(rows) // 2:], [("~end", END, 0.0)]):
-        spark.createDataFrame(part, SCHEMA).coalesce(1).write.mode("append").parquet(source)
-    stream = (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(source)
-              .withWatermark("ts", "10 minutes").where(KEEP))
-    stream.createOrReplaceTempView("card_events")
-    query = (sql_ext.stream(spark, FRAUD_SQL).writeStream.format("memory").queryName("compat_alerts")
-             .outputMode("append").option("checkpointLocation", str(tmp_path / "checkpoint"))
-             .trigger(availableNow=True).start())
-    query.awaitTermination()
-    streamed = sorted(tuple(r) for r in spark.table("compat_alerts").collect())
-    spark.read.schema(SCHEMA).parquet(source).where(KEEP).createOrReplaceTempView("card_events")
-    batch = sorted(tuple(r) for r in spark.sql(FRAUD_SQL).collect())
+    streamed, batch = stream_and_batch(spark, str(tmp_path))
     assert streamed == batch and len(batch) > 5

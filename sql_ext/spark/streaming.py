@@ -34,7 +34,6 @@ from ..compiler.rewrite import rewrite_sql
 from ..compiler.window_syntax import PatternWindow
 from . import failures, shipping
 from .catalog import SparkCatalog
-from .kind import session_kind
 from .statement import named_args
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -54,14 +53,8 @@ def stream(spark, sql: str, args=None, *, late_rows: str | None = None):
     ``sideOutputLateData``); without it late rows are dropped.
 
     The session's state store provider becomes RocksDB when it is Spark's default (the
-    ``transformWithState`` operator requires it).  A Spark Connect session is refused: the
-    processor would run in server-side Python workers that the code ``enable()`` ships does
-    not reach."""
-    if session_kind(spark) == "connect":
-        raise MatchRecognizeError(
-            "sql_ext.stream() runs on a classic SparkSession, not on Spark Connect: the streaming operator's "
-            "Python workers on the server do not receive the sparkcep code enable() ships.  Run the streaming "
-            "query from a classic session whose executors' Python has sparkcep installed (docs/streaming.md)")
+    ``transformWithState`` operator requires it).  Classic and Spark Connect sessions alike:
+    the executors' Python workers import ``udtf`` from what ``enable()`` ships."""
     if len(statement_spans(sql)) != 1:
         raise MatchRecognizeError("stream() takes one SELECT statement")
     trees = parse(sql)
@@ -166,9 +159,10 @@ def _unpacker(schema_json: str):
 
 def _processor(spec_json: str):
     """The stateful processor running ``spec_json`` (a ``StreamSpec``).  Its class is made here
-    so that it is pickled by value: Spark unpickles it on the driver too, in a Python that may
-    not import ``udtf`` (the executors' Python workers do: ``enable`` ships it), so the engine
-    is imported only where rows are processed."""
+    so that it is pickled by value, and it imports ``udtf`` only where rows are processed:
+    Spark also unpickles it and runs its ``init`` on the driver, in a Python worker of its own
+    (pyspark's ``transform_with_state_driver_worker``) whose path lacks the zip ``enable``
+    ships with ``addPyFile`` - only the executors' Python workers import it."""
     from pyspark.sql import Row
     from pyspark.sql.streaming import StatefulProcessor
     from pyspark.sql.types import StructType

@@ -1,13 +1,13 @@
 """Spark Connect sessions: the session kind, parameter markers (the server has no Delta, so
 Spark 4.2's parser substitutes them), ``{df}`` formatting, global temporary views read from
-another Connect session, ``enable()`` / ``disable()``, and the packages shipped to the server's
-workers, which lack sparkcep."""
+another Connect session, ``enable()`` / ``disable()``, the packages shipped to the server's
+workers, which lack sparkcep, and ``sql_ext.stream`` over them."""
 from __future__ import annotations
 
 import pytest
 
 import sql_ext
-from udtf.errors import MatchRecognizeError
+from deploy_support import stream_and_batch
 from sql_support import mr_spark, rows, view  # noqa: F401  (fixture)
 from test_sessions import EXPECTED, LITERALS, QUERY, ROWS
 from test_sessions import (  # noqa: F401  (the classic tier's tests, collected here again)
@@ -28,12 +28,13 @@ def test_session_kind(remote):
     assert rows(remote, QUERY.format(**LITERALS)) == EXPECTED
 
 
-def test_stream_is_refused(remote):
-    """``sql_ext.stream`` on a Connect session is refused before anything runs, saying why and
-    what to do (its processor would need sparkcep in the server's Python workers)."""
-    sql = "SELECT * FROM params MATCH_RECOGNIZE (ORDER BY t MEASURES A.p AS v PATTERN (A) DEFINE A AS p > 0) AS m"
-    with pytest.raises(MatchRecognizeError, match="classic SparkSession, not on Spark Connect"):
-        sql_ext.stream(remote, sql)
+@pytest.mark.slow
+def test_stream_runs_on_connect(remote, tmp_path):
+    """``sql_ext.stream`` on a Connect session: the streaming operator's Python workers on the
+    server (which lack sparkcep) import ``udtf`` from the session's artifacts; the stream's rows
+    equal the batch query's (deploy_support.stream_and_batch: three micro-batches)."""
+    streamed, batch = stream_and_batch(remote, str(tmp_path))
+    assert streamed == batch and len(batch) > 5
 
 
 def test_named_and_positional_markers(remote):
