@@ -369,3 +369,33 @@ def test_isnan_of_a_boolean_is_an_analysis_error(ms):
     sql = "SELECT * FROM nans MATCH_RECOGNIZE (ORDER BY o MEASURES A.o AS a PATTERN (A B) DEFINE B AS isnan(A.b))"
     error = analysis_error(ms, sql)
     assert (error.line, error.column) == at(sql, "isnan(A.b)") and "UNEXPECTED_INPUT_TYPE" in error.message
+
+
+@pytest.mark.parametrize("ansi", [True, False], ids=["ansi", "no_ansi"])
+@pytest.mark.parametrize("ours, theirs", [
+    ("degrees(A.f) = degrees(B.f) - 180", "degrees(PREV(f)) = degrees(f) - 180"),  # DOUBLE
+    ("degrees(A.i) > 57.29577951308232", "degrees(PREV(i)) > 57.29577951308232"),  # INT, cast to DOUBLE
+    ("degrees(A.s) < 57.2957795130823", "degrees(PREV(s)) < 57.2957795130823"),  # STRING '1e-3', to DOUBLE
+    ("degrees(A.big) = double('inf')", "degrees(PREV(big)) = double('inf')"),  # overflow: infinity, no error
+    ("isnan(degrees(A.nan))", "isnan(degrees(PREV(nan)))"),
+    ("degrees(A.n) IS NULL", "degrees(PREV(n)) IS NULL"),  # NULL in, NULL out
+])
+def test_degrees_over_match_state(ms, ansi, ours, theirs):
+    view(ms, "angles", "o int, f double, i int, s string, big double, nan double, n double",
+         [(1, 3.141592653589793, 2, "1e-3", 1e308, float("nan"), None), (2, 6.283185307179586, 0, "x", 0.0, 0.0, 1.0)])
+    ansi_mode(ms, ansi)
+
+    def run(condition):
+        return rows(ms, f"""SELECT * FROM angles MATCH_RECOGNIZE (ORDER BY o MEASURES A.o AS a,
+            degrees(A.f) AS d PATTERN (A B) DEFINE B AS {condition}) AS m""")
+    assert run(ours) == run(theirs) == [(1, 180.0)]
+
+
+def test_degrees_of_a_malformed_string_raises_under_ansi(ms):
+    view(ms, "angles", "o int, s string", [(1, "x"), (2, "1")])
+    ansi_mode(ms, True)
+    sql = "SELECT * FROM angles MATCH_RECOGNIZE (ORDER BY o MEASURES A.o AS a PATTERN (A B) DEFINE B AS degrees(A.s) > 0)"
+    with pytest.raises(Exception, match="CAST_INVALID_INPUT"):
+        rows(ms, sql)
+    ansi_mode(ms, False)
+    assert rows(ms, sql.replace("> 0", "IS NULL")) == [(1,)]

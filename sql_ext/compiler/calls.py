@@ -23,7 +23,7 @@ NODES = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", e
          exp.Round: "round", exp.Floor: "floor", exp.Ceil: "ceil", exp.Sqrt: "sqrt", exp.Exp: "exp",
          exp.Ln: "ln", exp.Pow: "pow", exp.Sign: "sign", exp.Concat: "concat", exp.Length: "length",
          exp.Upper: "upper", exp.Lower: "lower", exp.Substring: "substring",
-         exp.IsNan: "isnan",
+         exp.IsNan: "isnan", exp.Degrees: "degrees",
          }
 
 

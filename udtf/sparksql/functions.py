@@ -15,6 +15,7 @@ generic ones in ``coercion`` / ``scalar`` usually fit) and one line in ``sql_ext
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Sequence
@@ -188,6 +189,8 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("bround", T.round_sig, B.round_fn),
     Function("isnan", _expects((DOUBLE, FLOAT), result=BOOLEAN), _value(lambda x: x is not None and x != x),
              order=Order.EAGER, nullable=Nullable.NEVER, raises=_never),
+    # (ToDegrees: a DOUBLE argument, anything else implicitly cast to it; Java's angrad * (180 / PI))
+    _math("degrees", _expects((DOUBLE,), result=DOUBLE), _value(math.degrees), raises=_never),
     _math("floor", T.floor_ceil_sig, B.floor_ceil_fn),
     _math("ceil", T.floor_ceil_sig, B.floor_ceil_fn, aliases=("ceiling",)),
     # strings
