@@ -263,6 +263,53 @@ def test_a_changed_query_continues_exactly_or_stops(ss, workdir):
     assert ordered(r for _, r in second) == [r for r in expected if r[:-1] not in emitted]
 
 
+def _version_2_processor():
+    """A processor writing state as sparkcep's versions 1 and 2 did: one ValueState
+    ``match_recognize`` per PARTITION BY key of a ``transformWithStateInPandas`` operator, of
+    their fields (version, meta, kept, buffer, timer).  Made here: pickled by value."""
+    from pyspark.sql.streaming import StatefulProcessor
+    from pyspark.sql.types import StructType
+
+    schema = StructType.fromDDL("version INT, meta STRING, kept BINARY, buffer BINARY, timer LONG")
+
+    class Version2(StatefulProcessor):
+        def init(self, handle):
+            self.state = handle.getValueState("match_recognize", schema)
+
+        def handleInputRows(self, key, rows, timerValues):
+            for _ in rows:
+                pass
+            self.state.update((2, "[0, 0, null, []]", b"", b"", -1))
+            return iter([])
+
+        def close(self):
+            pass
+
+    return Version2()
+
+
+def test_a_version_2_checkpoint_is_refused(ss, workdir, confs):
+    """A checkpoint written by sparkcep before the shards (state versions 1 and 2: one state per
+    key in a ``transformWithStateInPandas`` operator) is refused when the query restarts on it -
+    by Spark, before any row is read, naming the operator the checkpoint holds and the one the
+    query runs (docs/streaming.md, 'Restart and exactly once', says what to do)."""
+    from sql_ext.spark.streaming import ROCKSDB
+
+    confs(ss, {"spark.sql.streaming.stateStore.providerClass": ROCKSDB})
+    sql = QUERIES["standard_prev"]
+    batches = chunked(events(3), seed=1, batches=3, jitter=2)
+    script = write_script(f"{workdir}/script.json", SCHEMA, batches[:2])
+    live = scripted(ss, script, "ts", "5 seconds").where(KEEP)
+    old = live.groupBy("k").transformWithStateInPandas(_version_2_processor(), "k STRING", "Append", "EventTime")
+    run_to_end(old, f"{workdir}/cp")
+    write_script(script, SCHEMA, batches)
+    live.createOrReplaceTempView("events_live")
+    with pytest.raises(Exception, match="STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA") as info:
+        run_to_end(sql_ext.stream(ss, sql.format(src="events_live")), f"{workdir}/cp")
+    assert "transformWithStateInPandasExec" in str(info.value)
+    assert "transformWithStateInPySparkExec" in str(info.value)
+
+
 def test_idle_key_window_closed_by_timer(ss, workdir):
     """``A -> ~B WITHIN 5 s`` of key z is confirmed when the watermark passes its window, in a
     micro-batch where z receives no row (key y only moves the watermark)."""
