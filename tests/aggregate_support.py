@@ -225,9 +225,12 @@ def cases(accepted: list, ansi: bool, start: int = 0) -> list:
             if (distinct or filtered) and not variants or distinct and (
                     agg.distinct is aggregates.Distinct.REFUSED or call.args == ["*"]):
                 continue
+            if agg.ordered and call.args[-1] != "false":  # (the oracle sorts ascending: see ``_oracle``)
+                continue
             # (inside MATCH_RECOGNIZE FIRST / LAST navigate: the aggregates are first_value / last_value)
             written = {"first": "first_value", "last": "last_value"}.get(agg.name, agg.name)
-            mr = f"{written}({'DISTINCT ' if distinct else ''}{', '.join(call.args)})"
+            mr = f"{written}({'DISTINCT ' if distinct else ''}{', '.join(call.args)})" if not agg.ordered else \
+                f"{written}({', '.join(call.args[1:-1])}) WITHIN GROUP (ORDER BY {call.args[0]})"
             if filtered:
                 mr += f" FILTER (WHERE {FILTER})"
             # DISTINCT that does not change the result is compared without it (a window has none)

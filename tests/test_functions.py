@@ -67,6 +67,13 @@ def test_every_registered_aggregate_is_reached_with_its_arguments_in_order(regis
     registered aggregate and its arguments as written, DISTINCT included."""
     from sql_ext.compiler.rules import aggregate_call
     from udtf.sparksql import aggregates
+    if aggregates.lookup(registered).ordered:  # the key of WITHIN GROUP first, DESC last (always)
+        n = len(aggregates.lookup(registered).params)
+        found = aggregate_call(_expression(f"{name}({', '.join(f'a{i}' for i in range(1, n - 1))}) "
+                                           "WITHIN GROUP (ORDER BY a0 DESC)"))
+        assert found is not None and aggregates.lookup(found[0]).name == registered
+        assert [a.sql() for a in found[1]] == [f"a{i}" for i in range(n - 1)] + ["TRUE"]
+        return
     for distinct in ("", "DISTINCT ") if name != "any" else ("",):  # (any(DISTINCT x): a parse error)
         written = [f"a{i}" for i in range(n)]
         found = aggregate_call(_expression(f"{name}({distinct}{', '.join(written)})"))

@@ -8,7 +8,8 @@ recognition, as Trino's analyzer enforces them, checked on the user's tree befor
 * aggregates: a function Spark knows as an aggregate (``udtf.sparksql.aggregates``: the
   registered ones; the ones it refuses, with their reason); no aggregate or navigation
   inside; one pattern variable (or none) across the arguments; ``v.*`` only as COUNT's sole
-  argument; IGNORE NULLS where Spark takes it (FIRST, LAST, ANY_VALUE); no WITHIN GROUP;
+  argument; IGNORE NULLS where Spark takes it (FIRST, LAST, ANY_VALUE); WITHIN GROUP (ORDER BY
+  one key) where the aggregate sorts by it (``Aggregate.ordered``), and only there;
 * RUNNING / FINAL modify FIRST, LAST and aggregates (also written in front of a PREV / NEXT
   that wraps FIRST / LAST, as Oracle allows); FINAL is not allowed in DEFINE;
 * no window functions (OVER) and no MATCH_RECOGNIZE inside.
@@ -29,14 +30,27 @@ from .parse import (ClassifierCall, Final, First, Last, MatchNumberCall, MatchRe
 MAX_OFFSET = 2_147_483_647
 
 
-def aggregate_call(node):
-    """(name, arguments, distinct, filter, ignore_nulls) when ``node`` is an aggregate call
-    (possibly with FILTER / IGNORE NULLS), else None; ``name`` is Spark's, lower-case."""
+def _unwrapped(node):
+    """(the call, its FILTER condition or None, IGNORE NULLS: True, RESPECT NULLS: False, else None)."""
     filter_ = ignore_nulls = None
     if isinstance(node, exp.Filter):
         node, filter_ = node.this, node.expression.this
     if isinstance(node, (exp.IgnoreNulls, exp.RespectNulls)):
         node, ignore_nulls = node.this, isinstance(node, exp.IgnoreNulls)
+    return node, filter_, ignore_nulls
+
+
+def _orderings(node) -> list:
+    """The ``exp.Ordered`` keys of a WITHIN GROUP (ORDER BY ...)."""
+    return list(node.expression.expressions) if isinstance(node.expression, exp.Order) else []
+
+
+def aggregate_call(node):
+    """(name, arguments, distinct, filter, ignore_nulls) when ``node`` is an aggregate call
+    (possibly with FILTER / IGNORE NULLS), else None; ``name`` is Spark's, lower-case.  An
+    ordered aggregate's WITHIN GROUP (ORDER BY key [DESC]) gives its arguments as Spark's
+    analyzer does: the key first, DESC last (a BOOLEAN literal)."""
+    node, filter_, ignore_nulls = _unwrapped(node)
     if isinstance(node, exp.Anonymous):
         name = TRINO_AGGREGATES.get(node.name.lower(), node.name.lower())
         if name not in aggregates.NAMES and name not in aggregates.REFUSED:
@@ -45,7 +59,13 @@ def aggregate_call(node):
     elif isinstance(node, exp.Any) and not isinstance(unparen(node.this), (exp.Subquery, exp.Select)):
         name, args = "any", [unparen(node.this)]  # Spark's any(x) is bool_or; x = ANY (subquery) is not
     elif isinstance(node, exp.WithinGroup):
-        name, args = node.this.sql_name().lower(), [node]  # (refused by the checker)
+        name, orderings = node.this.sql_name().lower(), _orderings(node)
+        if name in aggregates.NAMES and aggregates.lookup(name).ordered and len(orderings) == 1:
+            key = orderings[0]
+            args = [key.this, *(v for v in node.this.args.values() if isinstance(v, exp.Expression)),
+                    exp.Boolean(this=bool(key.args.get("desc")))]
+        else:
+            args = [node]  # (refused by the checker)
     elif isinstance(node, exp.AggFunc) and not isinstance(node, Navigation):
         name = node.copy().sql(dialect="spark").split("(", 1)[0].strip().lower()
         args = [v for k, v in node.args.items() if isinstance(v, exp.Expression)]
@@ -159,7 +179,13 @@ class _Checker:
         if name not in aggregates.NAMES:
             reason = aggregates.REFUSED.get(name, "Spark has no aggregate of that name")
             raise error(f"aggregate {name.upper()} is not supported in MATCH_RECOGNIZE: {reason}", node)
-        if any(isinstance(a, (exp.WithinGroup, exp.Order)) for a in args):
+        call = _unwrapped(node)[0]
+        if aggregates.lookup(name).ordered:
+            if not isinstance(call, exp.WithinGroup):
+                raise error(f"{name.upper()}: WITHIN GROUP (ORDER BY ...) is required", node)
+            if len(_orderings(call)) != 1:
+                raise error(f"{name.upper()}: WITHIN GROUP takes one ORDER BY key", node)
+        elif any(isinstance(a, (exp.WithinGroup, exp.Order)) for a in args):
             raise error(f"{name.upper()}: WITHIN GROUP (ORDER BY ...) is not supported in MATCH_RECOGNIZE", node)
         if ignore_nulls and not any(p.name == "ignoreNulls" for p in aggregates.lookup(name).params):
             raise error(f"{name.upper()}: IGNORE NULLS is not supported (Spark takes it for FIRST, LAST and "

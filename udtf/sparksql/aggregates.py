@@ -942,7 +942,9 @@ class Aggregate:
     result type (``SparkAnalysisError`` where Spark's analysis fails; a literal argument comes
     as a ``coercion.Literal``); ``fold(signature, args, ansi) -> Fold`` over the cast values;
     FILTER needs nothing of it (the caller skips the rows); ``vector``: its fold over many lanes
-    at once in ``udtf.match.vector`` (numpy), if any."""
+    at once in ``udtf.match.vector`` (numpy), if any; ``ordered``: it sorts by the one key of
+    WITHIN GROUP (ORDER BY key [DESC]), which it requires: the key is its first argument, DESC
+    its last (a BOOLEAN constant), as Spark's analyzer passes them."""
     name: str
     params: tuple[Param, ...]
     types: Callable[..., Signature]
@@ -950,6 +952,7 @@ class Aggregate:
     aliases: tuple[str, ...] = ()
     distinct: Distinct = Distinct.ONCE
     vector: str | None = None
+    ordered: bool = False
 
 
 _X = (Param("expr"),)
