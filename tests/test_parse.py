@@ -846,3 +846,12 @@ def test_a_named_window_needs_as_and_a_specification(clause):
 
 def test_a_named_window_may_name_another():
     assert "w2 AS (w1)" in to_spark_sql(parse_one("SELECT count(*) OVER w2 FROM t WINDOW w1 AS (PARTITION BY a), w2 AS w1"))
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY i DESC) FROM t",
+    "SELECT PERCENTILE_DISC(0.25) WITHIN GROUP (ORDER BY i) FILTER(WHERE i > 1) FROM t",
+])
+def test_a_percentile_within_group_is_written_as_it_reads(sql):
+    # (sqlglot's Spark 2 generator writes it as PERCENTILE_APPROX(i, p): another function)
+    assert to_spark_sql(parse_one(sql)) == sql

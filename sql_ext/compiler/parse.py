@@ -1410,7 +1410,9 @@ class SparkCepGenerator(SparkGenerator):
         return groupconcat_sql(self, e, sep=None)
 
     TRANSFORMS = {
-        **SparkGenerator.TRANSFORMS,
+        # (sqlglot's Spark 2 writes percentile_cont / _disc(p) WITHIN GROUP (ORDER BY x) as
+        # PERCENTILE_APPROX(x, p), another function; Spark 3.4 on reads it as written)
+        **{node: write for node, write in SparkGenerator.TRANSFORMS.items() if node is not exp.WithinGroup},
         MatchRecognizeClause: _mr_matchrecognizeclause_sql,
         Measure: _mr_measure_sql,
         Definition: _mr_definition_sql,
