@@ -246,6 +246,8 @@ def cases(accepted: list, ansi: bool, start: int = 0) -> list:
 def _oracle(agg, args, d: str) -> str:
     if agg.name == "mode" and len(args) == 1 or agg.name == "mode" and args[1] == "false":
         return f"mode({d}{args[0]}, true)"  # mode(x) may give any tied value: ours is the smallest
+    if agg.name == "percentile_cont":  # Spark's window takes no frame for it: ascending, it is percentile
+        return f"percentile({d}{', '.join(args[:-1])})"
     return f"{agg.name}({d}{', '.join(args)})"
 
 

@@ -111,3 +111,37 @@ def test_listagg_without_a_delimiter_joins_with_none(mr_spark):
     view(mr_spark, "strs", "o int, s string", [(1, "a"), (2, "b"), (3, "c")])
     assert rows(mr_spark, """SELECT listagg(s), max(j) FROM strs MATCH_RECOGNIZE (ORDER BY o
         MEASURES listagg(s) AS j ALL ROWS PER MATCH PATTERN (A+) DEFINE A AS true) m""") == [("abc", "abc")]
+
+
+@pytest.mark.parametrize("order, p", [("A.x", 0.25), ("A.x DESC", 0.4), ("A.i", 0.5), ("A.i DESC", 1.0), ("A.x", 0.0)])
+def test_percentile_cont_running_and_final_is_sparks(mr_spark, order, p):
+    # RUNNING over the rows so far and FINAL over the match, against Spark's GROUP BY of the
+    # same rows (its window takes no frame for percentile_cont); NULL keys are skipped
+    view(mr_spark, "pc", "o int, x double, i int",
+         [(1, 1.5, 3), (2, None, 1), (3, 10.0, 2), (4, 2.5, None), (5, 7.0, 9), (6, -1.0, 4)])
+    call = f"percentile_cont({p}) WITHIN GROUP (ORDER BY {order})"
+    ours = rows(mr_spark, f"""SELECT o, r, f FROM pc MATCH_RECOGNIZE (ORDER BY o MEASURES
+        RUNNING {call} AS r, FINAL {call} AS f ALL ROWS PER MATCH PATTERN (A+) DEFINE A AS true) ORDER BY o""")
+    mine = call.replace("A.", "q.")
+    theirs = rows(mr_spark, f"""SELECT o, (SELECT {mine} FROM pc q WHERE q.o <= pc.o), (SELECT {mine} FROM pc q)
+        FROM pc ORDER BY o""")
+    assert ours == theirs and len(ours) == 6
+
+
+def test_percentile_cont_in_define_sees_the_rows_mapped_so_far(mr_spark):
+    view(mr_spark, "pc", "o int, x double", [(1, 1.0), (2, 2.0), (3, 9.0), (4, 8.0), (5, 0.5)])
+    # running medians 1, 1.5, 2, then 5: A takes rows 1-3, B row 4; row 5 starts no match
+    assert rows(mr_spark, """SELECT * FROM pc MATCH_RECOGNIZE (ORDER BY o MEASURES FIRST(A.o) AS s,
+        LAST(A.o) AS e, B.o AS b PATTERN (A+ B)
+        DEFINE A AS percentile_cont(0.5) WITHIN GROUP (ORDER BY A.x) <= 2, B AS true)""") == [(1, 3, 4)]
+
+
+def test_percentile_cont_without_within_group_is_an_error_at_its_call():
+    from catalog_support import StaticCatalog
+    from sql_ext.compiler.rewrite import rewrite_sql
+    from sql_support import at
+    from udtf.errors import MatchRecognizeError
+    sql = "SELECT * FROM t MATCH_RECOGNIZE (ORDER BY o MEASURES percentile_cont(A.x, 0.5) AS v PATTERN (A+) DEFINE A AS true)"
+    with pytest.raises(MatchRecognizeError) as info:
+        rewrite_sql(sql, StaticCatalog({"t": "o int, x double"}))
+    assert (info.value.line, info.value.column) == at(sql, "percentile_cont(") and "WITHIN GROUP" in info.value.message

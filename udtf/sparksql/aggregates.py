@@ -281,6 +281,13 @@ def _percentile_sig(name, args, ansi) -> Signature:
     return Signature((t, DOUBLE, *frequency), t if t.is_interval else DOUBLE)
 
 
+def _percentile_cont_sig(name, args, ansi) -> Signature:
+    """percentile_cont(p) WITHIN GROUP (ORDER BY key [DESC]): percentile's typing of the key and
+    the percentage; DESC a BOOLEAN."""
+    sig = _percentile_sig(name, args[:2], ansi)
+    return Signature((*sig.args, BOOLEAN), sig.result)
+
+
 def _median_sig(name, args, ansi) -> Signature:
     t = _t(args[0])
     t = t if t.is_interval else _numeric(name, t)
@@ -655,17 +662,21 @@ def _count(sig: Signature, args, ansi: bool) -> Fold:
 
 
 
-def _percentile(discrete: bool, reverse: bool = False):
+def _percentile(discrete: bool, ordered: bool = False):
     """Percentile (``discrete`` False: interpolated; PercentileDisc: the value below) of the
     non-null values with their frequencies: the counts of each value, sorted at the end as
-    Spark sorts them; the position of percentage p is (count - 1) * p."""
+    Spark sorts them; the position of percentage p is (count - 1) * p.  ``ordered``: the
+    arguments are (key, percentage, DESC), each row counted once."""
     def fold(sig: Signature, args, ansi: bool) -> Fold:
         t = sig.args[0]
         percentage = float(args[1].value) if len(args) > 1 else 0.5
+        reverse = ordered and bool(args[2].value)
         key = _sort_key(t)
         to_double = float
 
         def step(s, v, p=None, frequency=1):
+            if ordered:
+                frequency = 1
             if v is None or frequency is None:
                 return s
             if frequency < 0:
@@ -1015,6 +1026,8 @@ AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("regr_intercept", _YX, _doubles_sig, _regression(True)),
     Aggregate("percentile", (Param("col"), Param("percentage", DOUBLE), Param("frequency", optional=True)),
               _percentile_sig, _percentile(False)),
+    Aggregate("percentile_cont", (Param("key"), Param("percentage", DOUBLE), Param("reverse", BOOLEAN, optional=True)),
+              _percentile_cont_sig, _percentile(False, ordered=True), distinct=Distinct.REFUSED, ordered=True),
     Aggregate("median", _X, _median_sig, _percentile(False)),
     Aggregate("mode", (Param("col"), Param("deterministic", BOOLEAN, optional=True)), _same_sig, _mode,
               distinct=Distinct.REFUSED),
@@ -1047,8 +1060,7 @@ REFUSED = {
     "schema_of_variant_agg": "VARIANT values are not supported over match state",
     "vector_avg": "its ARRAY<FLOAT> vector arithmetic is not implemented",
     "vector_sum": "its ARRAY<FLOAT> vector arithmetic is not implemented",
-    "percentile_cont": "WITHIN GROUP (ORDER BY ...) is not supported over match state; use percentile(x, p)",
-    "percentile_disc": "WITHIN GROUP (ORDER BY ...) is not supported over match state",
+    "percentile_disc": "its discrete position (Spark's, not percentile's) is not implemented; percentile_cont is",
 }
 
 _BY_NAME = {n: a for a in AGGREGATES for n in (a.name, *a.aliases)}
