@@ -8,7 +8,7 @@ import pytest
 
 from udtf.emit import Emitter
 from udtf.errors import MatchRecognizeError
-from udtf.expr import Agg, Call, Classifier, Col, FactTable, Lit, MatchNumber, Nav, NavMode, compile_row, fold_of
+from udtf.expr import Agg, Call, Cast, Classifier, Col, FactTable, Lit, MatchNumber, Nav, NavMode, compile_row, fold_of
 from udtf.match import MatchBlock
 from udtf.plan import Atom, RowsMode
 from udtf.rows import Match, MatchKind
@@ -20,6 +20,20 @@ NAMES = ["A", "B", "C"]
 def agg(fn, vars_, column=None, type_=None, result=None, distinct=False):
     args = () if column is None else (Col(column, type_),)
     return Agg(fn, vars_, args, () if column is None else (type_,), distinct, None, result or type_ or "bigint")
+
+
+TYPES = {"x": "bigint", "d": "double", "s": "string", "i": "int", "b": "boolean"}
+
+
+def by_agg(fn, vars_, value, order):
+    """``fn(value, order)``: MAX_BY / MIN_BY."""
+    return Agg(fn, vars_, (Col(value, TYPES[value]), Col(order, TYPES[order])), (TYPES[value], TYPES[order]),
+               False, None, TYPES[value])
+
+
+def widened(column, target):
+    """``CAST(column AS target)``, a cast that cannot fail."""
+    return Cast(Col(column, TYPES[column]), TYPES[column], (target,))
 
 
 def condition(column, type_, op, value):
@@ -50,6 +64,14 @@ def random_atoms(rng):
                 agg("min", v, "d", "double"), agg("max", v, "d", "double"), agg("min", v, "x", "bigint"),
                 agg("max", v, "x", "bigint", distinct=True), agg("max", v, "s", "string"),
                 agg("collect_list", v, "x", "bigint", "array<bigint>"),
+                agg("collect_list", v, "s", "string", "array<string>"),
+                Agg("collect_list", v, (widened("i", "string"),), ("string",), False, None, "array<string>"),
+                by_agg(rng.choice(["max_by", "min_by"]), v, rng.choice("sdx"), rng.choice("ixd")),
+                agg(rng.choice(["var_samp", "var_pop", "stddev_samp", "stddev_pop"]), v, "d", "double", "double"),
+                Agg(rng.choice(["var_samp", "stddev_pop"]), v, (widened("x", "double"),), ("double",), False, None,
+                    "double"),
+                Agg("max_by", v, (widened("i", "bigint"), Col("x", "bigint")), ("bigint", "bigint"), True, None,
+                    "bigint"),
                 boolean_agg(rng.choice(["count_if", "bool_and", "bool_or"]), v, rng.choice([
                     condition("x", "bigint", "<", 2), condition("d", "double", ">", 0.5),
                     condition("i", "int", "=", 1), Col("b", "boolean")]))])

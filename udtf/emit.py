@@ -19,8 +19,9 @@ MATCH_NUMBER is its number and aggregates are over no rows.
 
 Every atom is computed for all the matches of a flush at once, over their rows as arrays
 (``Spans``): navigations and CLASSIFIER from the ranks of the rows of their variables,
-COUNT / SUM / AVG / MIN / MAX over numeric columns with numpy (``udtf.emit_folds``); any other
-aggregate folds its own rows with its Spark fold, one step per row it reads.
+COUNT / SUM / AVG / MIN / MAX over numeric columns, COUNT_IF / BOOL_AND / BOOL_OR, MAX_BY /
+MIN_BY and COLLECT_LIST with numpy (``udtf.emit_folds``); any other aggregate folds its own
+rows with its Spark fold, one step per row it reads.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from .emit_folds import VectorFold
+from .emit_folds import VectorFold, object_array
 from .expr import Agg, Classifier, Fact, FactTable, MatchNumber, Nav, NavMode, fold_of
 from .match import MatchBlock
 from .plan import RowsMode
@@ -301,7 +302,7 @@ class Emitter:
                     out[i] = value
             if not running:
                 out[k] = result(state)
-        return np.array(out + [None], dtype=object)[:-1], np.ones(len(out), dtype=bool)
+        return object_array(out), np.ones(len(out), dtype=bool)
 
     def _emit_block(self, block: MatchBlock):
         """A flat sequence's matches from the rows of each element, when every atom is one

@@ -3,7 +3,13 @@
 by row: COUNT, SUM, AVG, MIN and MAX (``Aggregate.vector``) over a column (or a cast of one
 that cannot fail) of an integral or floating type (MIN / MAX: dates and timestamps too),
 without DISTINCT (but MIN / MAX) or FILTER; COUNT_IF, BOOL_AND and BOOL_OR of a condition
-``udtf.match.vector`` evaluates (where it vouches for every row read).
+``udtf.match.vector`` evaluates (where it vouches for every row read); MAX_BY / MIN_BY of a
+column (or a cast of one that cannot fail) by an integral, date or timestamp column, and
+COLLECT_LIST (ARRAY_AGG) of a column (or such a cast), without FILTER (COLLECT_LIST: nor
+DISTINCT): the row each match's (or each row's RUNNING) value comes from is found with numpy,
+its value then converted by the fold's own cast; VAR_SAMP / VAR_POP / STDDEV_SAMP /
+STDDEV_POP of a column as for AVG: Welford's updates folded row by row in match order as
+``_sequential`` folds a floating sum, the fold's own result taken of each state.
 
 Integral sums are exact in int64: wrapping is two's complement as Spark's without ANSI, and
 under ANSI a sum that could leave int64 is left to the row fold (which raises).  Floating
@@ -29,6 +35,9 @@ _FLOATING = frozenset((TypeKind.FLOAT, TypeKind.DOUBLE))
 _INSTANTS = frozenset((TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ))
 # the aggregates of one BOOLEAN argument, computed from the rows where it is TRUE / FALSE
 _BOOLEAN = {"count_if": "count_if", "bool_and": "every", "bool_or": "some"}
+# the aggregates whose value is one row's, or the rows', value: where each match's comes from
+_PICKING = {"max_by": "latest_greatest", "min_by": "latest_least", "collect_list": "collect"}
+_SECOND_MOMENTS = frozenset(("var_samp", "var_pop", "stddev_samp", "stddev_pop"))
 
 
 class VectorFold(NamedTuple):
@@ -36,12 +45,17 @@ class VectorFold(NamedTuple):
     count_if, every (BOOL_AND) or some (BOOL_OR); ``vars``: the variables whose rows it reads
     (None: all); ``columns``: the columns read (COUNT: those that must not be NULL);
     ``dtype``: the numpy type of the values folded; ``condition``: a BOOLEAN argument compiled
-    by ``match.vector`` (``fn(view) -> Vec``) and the types of the columns it reads."""
+    by ``match.vector`` (``fn(view) -> Vec``) and the types of the columns it reads.  The
+    picking forms, latest_greatest (MAX_BY), latest_least (MIN_BY) and collect (COLLECT_LIST):
+    ``columns`` (value, ordering) or (value,), ``dtype`` the ordering's, ``convert`` the value's
+    cast (None: none).  Form moments (VAR_* / STDDEV_*): ``convert`` is the fold's result of a
+    state."""
     form: str
     vars: tuple | None
     columns: tuple
     dtype: type | None
     condition: tuple | None = None
+    convert: object = None
 
     @staticmethod
     def of(agg: Agg, fold: Fold) -> VectorFold | None:
@@ -56,7 +70,9 @@ class VectorFold(NamedTuple):
             except Unsupported:
                 return None
             return VectorFold(_BOOLEAN[record.name], agg.vars, (), None, (condition, dict(compiler.columns)))
-        form = record.vector
+        if record.name in _PICKING:
+            return VectorFold._picking(_PICKING[record.name], agg)
+        form = "moments" if record.name in _SECOND_MOMENTS else record.vector
         if form is None or agg.filter is not None or (agg.distinct and form not in ("minimum", "maximum")):
             return None
         readers = [_column_cast(a) for a in agg.args]
@@ -77,15 +93,34 @@ class VectorFold(NamedTuple):
         elif target is TypeKind.DOUBLE and source in _INTEGRAL | _FLOATING or \
                 extreme and target is source is TypeKind.FLOAT:
             dtype = np.float64
+            if form == "moments":
+                return VectorFold(form, agg.vars, columns, dtype, convert=fold.result)
         elif extreme and target is source and source in _INSTANTS:
             dtype = np.int64
         else:
             return None
         return VectorFold(form, agg.vars, columns, dtype)
 
+    @staticmethod
+    def _picking(form: str, agg: Agg) -> VectorFold | None:
+        if agg.filter is not None or agg.distinct and form == "collect":
+            return None
+        readers = [_column_cast(a) for a in agg.args]
+        if None in readers:
+            return None
+        (value, convert), *ordering = readers
+        if form == "collect":
+            return VectorFold(form, agg.vars, (value,), None, convert=convert)
+        (order, cast), = ordering
+        if cast is not None or SqlType.parse(agg.args[1].type).kind not in _INTEGRAL | _INSTANTS:
+            return None
+        return VectorFold(form, agg.vars, (value, order), np.int64, convert=convert)
+
     def evaluate(self, s, running: bool, ansi: bool, columns: dict):
         """(values, valid) per matched row (``running``: over the rows of its match up to it) or
         per match, or None where the row fold must decide."""
+        if self.form in _PICKED:
+            return self._picked(s, running, columns)
         hit = s.hit(self.vars)
         for name in self.columns:
             hit = hit & _read(s, name, None, columns)[1]
@@ -103,6 +138,13 @@ class VectorFold(NamedTuple):
             return _segmented(np.where(hit, values, 0), s, running), seen > 0
         if longest > LONGEST:
             return None
+        if self.form == "moments":
+            with np.errstate(all="ignore"):  # (a row not read computes what is not kept)
+                state = _sequential(values, hit, s, running, _welford, np.zeros(3))
+            moments = np.zeros((len(state), 5))
+            moments[:, :3] = state
+            out = [self.convert(tuple(m)) for m in moments.tolist()]
+            return object_array(out), seen > 0
         if self.form in ("add", "mean"):  # 0.0 + x1 + x2 ...: adding 0.0 for a row not read keeps the sum
             total = _sequential(np.where(hit, values, 0.0), hit, s, running, _add, 0.0)
             if self.form == "add":
@@ -114,6 +156,32 @@ class VectorFold(NamedTuple):
         step = lambda state, had, x, read: np.where(read & (~had | better(x, state)), x, state)
         return _sequential(values, hit, s, running, step, 0), seen > 0
 
+    def _picked(self, s, running: bool, columns: dict):
+        """MAX_BY / MIN_BY: the value at the latest row read whose ordering is not NULL and
+        the greatest (least) so far (the fold replaces its pick on a tie); COLLECT_LIST: the
+        tuple of the values read that are not NULL, in match order."""
+        read = s.hit(self.vars) & _read(s, self.columns[-1], None, columns)[1]  # (a NULL is skipped)
+        column, convert = columns[self.columns[0]], self.convert
+        if self.form == "collect":
+            kept = s.rows[read].tolist()
+            values = [column[r] for r in kept] if convert is None else [convert(column[r]) for r in kept]
+            before = np.append(0, np.cumsum(read))
+            lo = before[s.bounds[:-1]]
+            spans = zip(lo[s.owner].tolist(), before[1:].tolist()) if running else \
+                zip(lo.tolist(), before[s.bounds[1:]].tolist())
+            out = object_array([tuple(values[a:b]) for a, b in spans])
+            return out, np.ones(len(out), dtype=bool)
+        lengths = np.diff(s.bounds)
+        if len(lengths) and int(lengths.max()) > LONGEST:
+            return None
+        order, _ = _read(s, self.columns[1], np.int64, columns)
+        better = np.greater_equal if self.form == "latest_greatest" else np.less_equal
+        step = lambda state, had, x, read: np.where(read & (~had | better(order[x], order[state])), x, state)
+        pick = _sequential(np.arange(len(s.rows)), read, s, running, step, 0)
+        rows = s.rows[pick].tolist() if len(s.rows) else []
+        values = [column[r] for r in rows] if convert is None else [convert(column[r]) for r in rows]
+        values += [None] * (len(pick) - len(values))  # (no matched row at all)
+        return object_array(values), _segmented(read.astype(np.int64), s, running) > 0
 
     def _boolean(self, s, hit: np.ndarray, running: bool, columns: dict):
         """COUNT_IF / BOOL_AND / BOOL_OR of the condition at the rows read, or None where
@@ -138,6 +206,14 @@ class VectorFold(NamedTuple):
             return true, np.ones(len(true), dtype=bool)
         seen = _segmented(read.astype(np.int64), s, running)
         return (true == seen if self.form == "every" else true > 0), seen > 0
+
+
+_PICKED = frozenset(_PICKING.values())
+
+
+def object_array(values: list) -> np.ndarray:
+    """``values`` as a one-dimensional object array (tuples stay elements)."""
+    return np.array(values + [None], dtype=object)[:-1]
 
 
 def _read(s, name: str, dtype, columns: dict):
@@ -173,9 +249,10 @@ def _sequential(values: np.ndarray, read: np.ndarray, s, running: bool, step, st
     """``state = step(state, had, x, read)`` over the rows of each match in order (``had``: a
     row was read before), from ``start``: the state after each row (``running``) or per match."""
     lengths = np.diff(s.bounds)
-    state = np.full(len(lengths), start, dtype=values.dtype)
+    state = np.empty((len(lengths), *np.shape(start)), dtype=values.dtype)  # (a state may be a row of values)
+    state[...] = start
     had = np.zeros(len(lengths), dtype=bool)
-    out = np.empty(len(values), dtype=values.dtype) if running else None
+    out = np.empty((len(values), *np.shape(start)), dtype=values.dtype) if running else None
     live = np.flatnonzero(lengths)
     for j in range(int(lengths.max()) if len(lengths) else 0):
         live = live[lengths[live] > j]
@@ -185,6 +262,16 @@ def _sequential(values: np.ndarray, read: np.ndarray, s, running: bool, step, st
         if running:
             out[at] = state[live]
     return out if running else state
+
+
+def _welford(state, had, x, read):
+    """One row of Spark's CentralMomentAgg (``aggregates._moments``) on (n, avg, m2) states."""
+    n, avg, m2 = state.T
+    n = n + 1.0
+    delta = x - avg
+    delta_n = delta / n
+    updated = np.stack([n, avg + delta_n, m2 + delta * (delta - delta_n)], axis=1)
+    return np.where(read[:, None], updated, state)
 
 
 def _add(state, had, x, read):
