@@ -41,6 +41,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
@@ -498,6 +500,9 @@ class EngineAlone:
 
     def __init__(self, args):
         from vs_trino import Spark
+        self.dump = None if args.dump is None else Path(args.dump)
+        if self.dump is not None:
+            self.dump.mkdir(parents=True, exist_ok=True)
         self.spark = Spark(args.cores)
         self.spark.load(TABLE, args.rows, args.symbols)
 
@@ -527,12 +532,84 @@ class EngineAlone:
         batches = self.spark.spark.sql(f"SELECT * FROM {argument[len('TABLE'):]}").toArrow().to_batches(10_000)
         schema = to_arrow_schema(captured["return_type"], timezone="UTC")
 
-        def run() -> int:
-            runner = udtf.arrow.PartitionRunner(captured["plan"], schema)
-            out = sum(b.num_rows for batch in batches for b in runner.feed(batch))
-            return out + sum(b.num_rows for b in runner.finish())
+        if self.dump is not None:  # (for --replay: the same input under another checkout's engine)
+            with pa.OSFile(str(self.dump / f"{shape.index}.arrow"), "wb") as sink:
+                with pa.ipc.new_file(sink, batches[0].schema if batches else pa.schema([])) as writer:
+                    for batch in batches:
+                        writer.write_batch(batch)
+            (self.dump / f"{shape.index}.json").write_text(json.dumps(
+                {"plan": captured["plan"].to_json(), "schema": schema.serialize().to_pybytes().hex(),
+                 "describe": shape.describe()}))
+        return engine_run(captured["plan"], schema, batches)
 
-        return run
+
+def engine_run(plan, schema, batches):
+    """A function running ``udtf.arrow.PartitionRunner`` over ``batches`` once, returning the
+    number of rows out."""
+    import udtf.arrow
+
+    def run() -> int:
+        runner = udtf.arrow.PartitionRunner(plan, schema)
+        out = sum(b.num_rows for batch in batches for b in runner.feed(batch))
+        return out + sum(b.num_rows for b in runner.finish())
+
+    return run
+
+
+def replay(args) -> None:
+    """Time the engine of this checkout and of ``--against`` (another checkout, in a child
+    process) on the inputs ``--dump`` wrote, shape by shape, runs interleaved, best of
+    ``--runs``; print both per shape and their distributions."""
+    import subprocess
+
+    folder = Path(args.replay)
+    shapes = sorted(int(p.stem) for p in folder.glob("*.json"))
+    children = {}
+    for name, path in (("after", Path.cwd()), ("before", Path(args.against))):
+        children[name] = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--replay-child", str(folder)],
+            cwd=path, env={**os.environ, "PYTHONPATH": f"{path}:{path / 'bench'}"},
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    times = {name: [] for name in children}
+    for index in shapes:
+        best, outs = {}, {}
+        for _ in range(args.runs):
+            for name, child in children.items():
+                child.stdin.write(f"{index}\n")
+                child.stdin.flush()
+                seconds, out = child.stdout.readline().split()
+                best[name] = min(best.get(name, math.inf), float(seconds))
+                outs[name] = int(out)
+        for name in children:
+            times[name].append((best[name], index))
+        same = "" if outs["before"] == outs["after"] else f"  ROWS DIFFER {outs['before']} != {outs['after']}"
+        print(f"shape {index:4d} before {best['before']:6.3f} s after {best['after']:6.3f} s "
+              f"x{best['after'] / max(best['before'], 1e-9):5.2f}  {outs['after']:,} rows{same} | "
+              f"{json.loads((folder / f'{index}.json').read_text())['describe']}", flush=True)
+    for child in children.values():
+        child.stdin.close()
+        child.wait()
+    for name, pairs in times.items():
+        seconds = [t for t, _ in pairs]
+        worst = ", ".join(f"{i} ({t:.2f} s)" for t, i in sorted(pairs, reverse=True)[:args.show])
+        print(f"{name:6}: median {percentile(seconds, .5):.3f} s, p90 {percentile(seconds, .9):.3f} s, "
+              f"max {max(seconds):.3f} s over {len(seconds)} shapes; slowest {worst}")
+
+
+def replay_child(folder: Path) -> None:
+    """--replay's child: for each shape index read from stdin, '<seconds> <rows out>'."""
+    from udtf.plan import EnginePlan
+
+    for line in sys.stdin:
+        index = int(line)
+        meta = json.loads((folder / f"{index}.json").read_text())
+        with pa.memory_map(str(folder / f"{index}.arrow")) as source:
+            batches = pa.ipc.open_file(source).read_all().to_batches()
+        schema = pa.ipc.read_schema(pa.py_buffer(bytes.fromhex(meta["schema"])))
+        run = engine_run(EnginePlan.from_json(meta["plan"]), schema, batches)
+        start = time.perf_counter()
+        out = run()
+        print(f"{time.perf_counter() - start:.6f} {out}", flush=True)
 
 
 def engine_times(args, shapes: list[Shape]) -> None:
@@ -587,6 +664,11 @@ def main(argv=None) -> int:
                         help="time sparkcep's engine alone (in this process, no Trino) on each shape")
     parser.add_argument("--profile", type=int, metavar="INDEX", help="cProfile sparkcep's engine on this shape")
     parser.add_argument("--named", action="store_true", help="the shapes of issue 28's table instead of drawn ones")
+    parser.add_argument("--dump", metavar="DIR", help="with --engine: write each shape's engine input here")
+    parser.add_argument("--replay", metavar="DIR", help="time this checkout's engine against --against's on "
+                        "the inputs --dump wrote (no Spark)")
+    parser.add_argument("--against", metavar="CHECKOUT", help="with --replay: the other checkout (e.g. main's)")
+    parser.add_argument("--replay-child", metavar="DIR", help=argparse.SUPPRESS)
     parser.add_argument("--report", nargs="+", metavar="JSON", help="report over these result files and stop")
     args = parser.parse_args(argv)
     if args.report:
@@ -595,6 +677,12 @@ def main(argv=None) -> int:
         return 0
     if args.profile is not None:
         profile(args, args.profile)
+        return 0
+    if args.replay_child:
+        replay_child(Path(args.replay_child))
+        return 0
+    if args.replay:
+        replay(args)
         return 0
     generator = Generator(args.seed)
     shapes = named_shapes() if args.named else [generator.shape(i) for i in range(args.start, args.start + args.shapes)]
