@@ -662,10 +662,10 @@ def _count(sig: Signature, args, ansi: bool) -> Fold:
 
 
 
-def _percentile(discrete: bool, ordered: bool = False):
-    """Percentile (``discrete`` False: interpolated; PercentileDisc: the value below) of the
-    non-null values with their frequencies: the counts of each value, sorted at the end as
-    Spark sorts them; the position of percentage p is (count - 1) * p.  ``ordered``: the
+def _percentile(ordered: bool = False):
+    """The interpolated percentile of the non-null values with their frequencies: the counts of
+    each value, sorted at the end as Spark sorts them; the position of percentage p is
+    (count - 1) * p.  ``ordered``: the
     arguments are (key, percentage, DESC), each row counted once."""
     def fold(sig: Signature, args, ansi: bool) -> Fold:
         t = sig.args[0]
@@ -699,7 +699,7 @@ def _percentile(discrete: bool, ordered: bool = False):
             position = (total - 1) * percentage
             lower, higher = math.floor(position), math.ceil(position)
             low = _at(cumulative, lower + 1)
-            if higher == lower or discrete:
+            if higher == lower:
                 value = to_double(low)
             else:
                 high = _at(cumulative, higher + 1)
@@ -1025,10 +1025,10 @@ AGGREGATES: tuple[Aggregate, ...] = (
     Aggregate("regr_slope", _YX, _doubles_sig, _regression(False)),
     Aggregate("regr_intercept", _YX, _doubles_sig, _regression(True)),
     Aggregate("percentile", (Param("col"), Param("percentage", DOUBLE), Param("frequency", optional=True)),
-              _percentile_sig, _percentile(False)),
+              _percentile_sig, _percentile()),
     Aggregate("percentile_cont", (Param("key"), Param("percentage", DOUBLE), Param("reverse", BOOLEAN, optional=True)),
-              _percentile_cont_sig, _percentile(False, ordered=True), distinct=Distinct.REFUSED, ordered=True),
-    Aggregate("median", _X, _median_sig, _percentile(False)),
+              _percentile_cont_sig, _percentile(ordered=True), distinct=Distinct.REFUSED, ordered=True),
+    Aggregate("median", _X, _median_sig, _percentile()),
     Aggregate("mode", (Param("col"), Param("deterministic", BOOLEAN, optional=True)), _same_sig, _mode,
               distinct=Distinct.REFUSED),
     Aggregate("approx_count_distinct", (Param("expr"), Param("relativeSD", DOUBLE, optional=True)),
