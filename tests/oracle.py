@@ -102,6 +102,7 @@ from udtf.pattern import (ANY, RELAXED, STRICT, Alt, Anchor, Empty, Exclude, Neg
                           Seq, Var, parse_pattern)
 
 NOTHING = iter(())
+_ADMIT_ALL = lambda mapped: True  # noqa: E731 - no window over the mapping
 
 
 class Conditions:
@@ -136,15 +137,18 @@ def _parse(pattern):
 # ==========================================================================================
 
 class _Std:
-    def __init__(self, n, conds, window):
+    def __init__(self, n, conds, window, admits=None):
         self.n, self.conds, self.window = n, conds, window  # window(row) -> row may be mapped
+        self.admits = admits or _ADMIT_ALL  # admits(mapping with the candidate row) -> it may be
 
     def match(self, node, pos, mapped, excluded, cont):
         """Yield from ``cont(pos', mapped')`` for every derivation of ``node`` at ``pos``, in
         preference order."""
         if isinstance(node, Var):
             if pos < self.n and self.window(pos) and self.conds.holds(node.name, pos, mapped, excluded):
-                yield from cont(pos + 1, mapped + ((pos, node.name, excluded),))
+                taken = mapped + ((pos, node.name, excluded),)
+                if self.admits(taken):
+                    yield from cont(pos + 1, taken)
         elif isinstance(node, Empty):
             yield from cont(pos, mapped)
         elif isinstance(node, Anchor):
@@ -238,8 +242,10 @@ def _first_std(node):
 
 
 def standard(pattern, n, conds, skip="PAST LAST ROW", skip_to=(), unmatched=False, within=None,
-             order=None):
-    """SQL:2016 MATCH_RECOGNIZE over rows 0..n-1 (one partition)."""
+             order=None, admits=None):
+    """SQL:2016 MATCH_RECOGNIZE over rows 0..n-1 (one partition).  ``admits(mapping)``: a
+    window over the whole mapping (tests/hierarchy_oracle.py's interval spans), checked at
+    each take with the taken row appended, like ``within`` (not by possessive look-ahead)."""
     node = _parse(pattern)
     out = []
     start, covered = 0, -1
@@ -249,7 +255,7 @@ def standard(pattern, n, conds, skip="PAST LAST ROW", skip_to=(), unmatched=Fals
         else:
             window = lambda row, s=start: (order[row] is not None and order[s] is not None
                                            and order[row] - order[s] <= within)
-        matcher = _Std(n, conds, window)
+        matcher = _Std(n, conds, window, admits)
         best = next(matcher.match(node, start, (), False, lambda p, m: iter([(p, m)])), None)
         if best is None:
             if unmatched and start > covered:
@@ -361,8 +367,9 @@ def first_vars(node) -> list:
 class _Flink:
     """Runs over the substream rows i..j (``self.end`` = j + 1) of a partition of ``n`` rows."""
 
-    def __init__(self, n, end, conds, paper_min0):
+    def __init__(self, n, end, conds, paper_min0, admits=None):
         self.n, self.end, self.conds, self.paper_min0 = n, end, conds, paper_min0
+        self.admits = admits or _ADMIT_ALL
 
     # ---- helpers --------------------------------------------------------------------------
     def blocked(self, stops, row, mapped) -> bool:
@@ -391,7 +398,8 @@ class _Flink:
         when the transition is disabled."""
         if row >= self.end or self.blocked(stops, row, mapped) or not self.conds.holds(var, row, mapped):
             return None
-        return mapped + ((row, var, False, state),)
+        taken = mapped + ((row, var, False, state),)
+        return taken if self.admits(tuple(m[:3] for m in taken)) else None
 
     def may_ignore(self, row, mapped, stops) -> bool:
         # a run starts with a take; the last row of the substream must be taken too, which the
@@ -578,10 +586,10 @@ def _first_item(node):
     return node
 
 
-def flink_runs(pattern, n, conds, i, j, paper_min0=False):
+def flink_runs(pattern, n, conds, i, j, paper_min0=False, admits=None):
     """Accepting runs on the substream rows i..j, in priority order (mappings)."""
     node = _parse(pattern)
-    ctx = _Flink(n, j + 1, conds, paper_min0)
+    ctx = _Flink(n, j + 1, conds, paper_min0, admits)
 
     def final(p, m):
         if p == j + 1 and m and m[0][0] == i and m[-1][0] == j:
@@ -592,10 +600,11 @@ def flink_runs(pattern, n, conds, i, j, paper_min0=False):
 
 
 def flinkcep(pattern, n, conds, skip="NO SKIP", skip_to=(), within=None, order=None, paper_min0=False,
-             distinct=False, error_on_miss=False):
+             distinct=False, error_on_miss=False, admits=None):
     """FlinkCEP query result (Section 6.2) over rows 0..n-1.  ``distinct`` (SEMANTICS FLINKCEP
     DISTINCT): a match reported before is not reported again (SKIP TO NEXT ROW and PAST LAST
-    ROW never report one twice); ``error_on_miss`` (SKIP TO ...
+    ROW never report one twice); ``admits``: as ``standard``'s, checked at each take;
+    ``error_on_miss`` (SKIP TO ...
     ERROR ON MISS): a target absent from the match or at its first row ends the result with
     the standard's ("error", kind)."""
     node = _parse(pattern)
@@ -606,7 +615,7 @@ def flinkcep(pattern, n, conds, skip="NO SKIP", skip_to=(), within=None, order=N
         if within is not None:
             if order[i] is None or order[j] is None or order[j] - order[i] > within:
                 return []
-        return flink_runs(node, n, conds, i, j, paper_min0)
+        return flink_runs(node, n, conds, i, j, paper_min0, admits)
 
     def report(m, j):
         out.append(("match", m[0][0], j, m))
