@@ -94,19 +94,19 @@ def test_example_4_skip_modes_and_match_numbers_per_layer():
     hot = lambda e, m: e["temp"] >= 80  # noqa: E731
     pair = Layer("pair", "HOT HOT", define={"HOT": hot}, skip="TO NEXT ROW",
                  measures=lambda m: {"hi": m[1].event["temp"]})
-    drop = Layer("drop", "HOT COOL", define={"HOT": hot, "COOL": lambda e, m: e["temp"] < 80},
+    cooling = Layer("cooling", "HOT COOL", define={"HOT": hot, "COOL": lambda e, m: e["temp"] < 80},
                  measures=lambda m: {"lo": m[1].event["temp"]})
-    top = Layer("top", "P+ D", sources={"P": "pair", "D": "drop"},
+    top = Layer("top", "P+ D", sources={"P": "pair", "D": "cooling"},
                 measures=lambda m: {"pairs": sum(x.var == "P" for x in m), "first_pair": m[0].event.number,
-                                    "drop_no": m[-1].event.number, **_span(m)})
-    out = evaluate([pair, drop, top], raw_events(readings))
+                                    "cool_no": m[-1].event.number, **_span(m)})
+    out = evaluate([pair, cooling, top], raw_events(readings))
     assert [(e.number, e.start, e.end) for e in out["pair"]] == [(1, 0, 1), (2, 1, 2), (3, 4, 5)]
-    assert [(e.number, e.start, e.end) for e in out["drop"]] == [(1, 2, 3), (2, 5, 6)]
+    assert [(e.number, e.start, e.end) for e in out["cooling"]] == [(1, 2, 3), (2, 5, 6)]
     assert [summary(e) for e in out["top"]] == [
-        (1, 0, 3, "P:pair#1 P:pair#2 D:drop#1",
-         {"pairs": 2, "first_pair": 1, "drop_no": 1, "match_start": 0, "match_end": 3}),
-        (2, 4, 6, "P:pair#3 D:drop#2",
-         {"pairs": 1, "first_pair": 3, "drop_no": 2, "match_start": 4, "match_end": 6})]
+        (1, 0, 3, "P:pair#1 P:pair#2 D:cooling#1",
+         {"pairs": 2, "first_pair": 1, "cool_no": 1, "match_start": 0, "match_end": 3}),
+        (2, 4, 6, "P:pair#3 D:cooling#2",
+         {"pairs": 1, "first_pair": 3, "cool_no": 2, "match_start": 4, "match_end": 6})]
 
 
 # ------------------------------------------------------------------------------------------
