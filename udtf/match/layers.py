@@ -1,0 +1,154 @@
+"""Event hierarchies in one pass over a partition (docs/hierarchies.md, seed 002's EH-Tree).
+
+A ``LayerStack`` drives one ordinary matcher per layer, lowest first, the top last.  Each
+layer reads its own input sequence: the partition's rows (if it reads rows) and the
+completed matches (``Event``) of the lower layers it reads, ordered by ``key``:
+(completing row, level, MATCH_NUMBER).  A lower layer's completed matches go straight into
+the inputs of the layers above it - the seed's super nodes - with no materialization, shuffle
+or second pass in between.
+
+Invariants:
+
+* An item enters a layer only when every item ordered before it is known: a layer's
+  ``frontier`` is the row before which all of its events are known (events completing at a
+  row < frontier), and a reader takes the items completing before the minimum of its sources'
+  frontiers and of the rows arrived (``_bound``).  A matcher's future matches start at or after
+  its ``low_water()``, so they complete at or after that item's completing row.
+* Events leave a layer sorted by ``key``: those completing before the frontier are released
+  in key order, and no event completing before a frontier is reported after it.
+* A layer's match numbers are its matcher's MATCH_NUMBERs; an empty match is no event.
+
+What a raw row or an event contributes to a layer's rows (masks, values) is the caller's
+``Layer.load``; the stack only decides which items enter which layer, and when.  Each layer
+keeps its items for the whole partition (its matchers' rows are not forgotten yet), and the
+matchers run without WITHIN: a layer's window over member intervals needs the run's earliest
+member start, which the VM does not track yet (docs/hierarchies.md, "Evaluation").
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Union
+
+from .base import Matcher
+from .runs import expand
+
+INF = float("inf")
+
+
+class Event(NamedTuple):
+    """A layer's completed match: ``members`` are ``(item, variable index)`` in the layer's
+    input order, an item being a row number of the partition or a lower ``Event``."""
+    layer: int
+    number: int
+    completing: int
+    members: tuple
+
+
+Item = Union[int, Event]
+
+
+def key(item: Item) -> tuple:
+    """The order of a layer's input: the completing row, rows before events, lower layers'
+    events before upper ones', then MATCH_NUMBER."""
+    if isinstance(item, Event):
+        return item.completing, item.layer + 1, item.number
+    return item, 0, 0
+
+
+def completing(item: Item) -> int:
+    return item.completing if isinstance(item, Event) else item
+
+
+class Layer(NamedTuple):
+    """One layer: its matcher (over rows ``load`` appends to), the lower layers it reads
+    (indexes in the stack, each below it) and whether it reads the partition's rows."""
+    matcher: Matcher
+    sources: frozenset
+    reads_rows: bool
+    load: Callable[[list], None]  # append the items' columns to ``matcher.rows``
+
+
+class LayerStack:
+    """All layers over one partition: ``feed(count)`` after ``count`` more rows arrived (any
+    number of times), then ``finish()``; both return the top layer's new events in its report
+    order.  ``reset()`` starts the next partition (the caller clears the layers' rows)."""
+
+    def __init__(self, layers: list[Layer]):
+        for i, layer in enumerate(layers):
+            if any(not 0 <= s < i for s in layer.sources) or not (layer.sources or layer.reads_rows):
+                raise ValueError(f"layer {i} reads {sorted(layer.sources)}: only layers below it")
+        self.layers = layers
+        self.reset()
+
+    def reset(self):
+        n = len(self.layers)
+        self.size = 0  # the partition's rows arrived
+        self.items: list[list] = [[] for _ in range(n)]  # each layer's input so far
+        self.rows_fed = [0] * n  # the partition's rows already in each layer's input
+        self.taken = [dict.fromkeys(layer.sources, 0) for layer in self.layers]  # per source: released events read
+        self.held: list[list] = [[] for _ in range(n)]  # events completing at or after the frontier
+        self.released: list[list] = [[] for _ in range(n)]  # events before the frontier, in key order
+        self.frontier = [0] * n
+        for layer in self.layers:
+            layer.matcher.reset()
+
+    def feed(self, count: int = 0) -> list[Event]:
+        self.size += count
+        return self._step(final=False)
+
+    def finish(self) -> list[Event]:
+        return self._step(final=True)
+
+    def _bound(self, i: int, final: bool) -> float:
+        """Items completing before this row may enter layer ``i``."""
+        layer = self.layers[i]
+        limits = [self.frontier[s] for s in layer.sources]
+        if layer.reads_rows:
+            limits.append(INF if final else self.size)
+        return min(limits)
+
+    def _step(self, final: bool) -> list[Event]:
+        top = len(self.layers) - 1
+        out: list[Event] = []
+        for i, layer in enumerate(self.layers):
+            bound = self._bound(i, final)
+            new = self._arrivals(i, bound)
+            self.items[i] += new
+            layer.load(new)
+            found = layer.matcher.finish() if final else layer.matcher.feed(len(new))
+            events = self._events(i, expand(found))
+            if i == top:
+                out += events
+                continue
+            self.held[i] += events
+            water = layer.matcher.low_water()
+            items = self.items[i]
+            self.frontier[i] = INF if final else min(bound, completing(items[water]) if water < len(items) else bound)
+            ready = sorted((e for e in self.held[i] if e.completing < self.frontier[i]), key=key)
+            self.held[i] = [e for e in self.held[i] if e.completing >= self.frontier[i]]
+            self.released[i] += ready
+        return out
+
+    def _arrivals(self, i: int, bound: float) -> list:
+        """The items entering layer ``i`` now, in key order."""
+        new: list = []
+        if self.layers[i].reads_rows:
+            stop = int(min(bound, self.size))
+            new += range(self.rows_fed[i], stop)
+            self.rows_fed[i] = max(self.rows_fed[i], stop)
+        for s, start in self.taken[i].items():
+            events = self.released[s]
+            stop = start
+            while stop < len(events) and events[stop].completing < bound:
+                stop += 1
+            new += events[start:stop]
+            self.taken[i][s] = stop
+        return sorted(new, key=key)
+
+    def _events(self, i: int, matches: list) -> list[Event]:
+        items, events = self.items[i], []
+        for m in matches:
+            if not m.rows:
+                continue  # an empty match has no interval: no event
+            members = tuple((items[r], var) for r, var, _ in m.rows)
+            events.append(Event(i, m.number, max(completing(x) for x, _ in members), members))
+        return events
