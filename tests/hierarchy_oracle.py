@@ -24,6 +24,10 @@ Invariants (the design's semantics, section "Semantics" of docs/hierarchies.md):
 * A layer's matches are numbered 1, 2, ... in its report order (MATCH_NUMBER per layer, empty
   matches counted); every non-empty match of a layer, as its skip mode reports them, is an
   event of the layers above.
+* A layer with its own PARTITION BY (``partition_by``) is evaluated per value of those
+  columns within the partition, numbering per refined partition; its input items must all
+  have those columns (rows do; events of a layer refined by them carry them), and its events
+  are listed in completing-row order (no two refined partitions share a completing row).
 """
 from __future__ import annotations
 
@@ -68,7 +72,8 @@ Measures = Callable[[tuple[Member, ...]], Mapping[str, Any]]
 class Layer:
     """One MATCH_RECOGNIZE of the hierarchy.  ``sources[var]`` names the lower layer ``var``
     ranges over (absent: raw rows).  ``skip`` None is the semantics' default (PAST LAST ROW
-    for "standard", NO SKIP for "flinkcep")."""
+    for "standard", NO SKIP for "flinkcep").  ``partition_by``: the LAYER's own PARTITION BY
+    columns, refining the statement's partition; its events carry them as columns."""
 
     name: str
     pattern: str
@@ -79,6 +84,7 @@ class Layer:
     skip: str | None = None
     skip_to: tuple[str, ...] = ()
     within: Any = None
+    partition_by: tuple[str, ...] = ()
 
 
 class HierarchyError(Exception):
@@ -101,11 +107,11 @@ def raw_events(rows: Sequence[Mapping[str, Any]], start: str = "ts", end: str | 
 def evaluate(layers: Sequence[Layer], rows: Sequence[Event]) -> dict[str, list[Event]]:
     """Every layer's events (its matches, in report order) over one partition."""
     out: dict[str, list[Event]] = {}
-    for level, layer in enumerate(layers, start=1):
+    for layer in layers:
         unknown = set(layer.sources.values()) - set(out)
         if unknown:
             raise ValueError(f"layer {layer.name} reads {sorted(unknown)}: not a layer below it")
-        out[layer.name] = _run(layer, level, _input(layer, rows, out, [x.name for x in layers]))
+        out[layer.name] = _run(layer, _input(layer, rows, out, [x.name for x in layers]))
     return out
 
 
@@ -126,7 +132,24 @@ def span_within(events: Sequence[Event], within: Any) -> bool:
     return max(e.end for e in events) - min(e.start for e in events) <= within
 
 
-def _run(layer: Layer, level: int, seq: list[Event]) -> list[Event]:
+def _run(layer: Layer, seq: list[Event]) -> list[Event]:
+    if not layer.partition_by:
+        return _run_partition(layer, seq, {})
+    groups: dict[tuple, list[Event]] = {}
+    for e in seq:
+        if any(k not in e.values for k in layer.partition_by):
+            raise ValueError(f"layer {layer.name} partitions by {layer.partition_by}, which "
+                             f"{e.source or 'a row'} lacks")
+        groups.setdefault(tuple(e[k] for k in layer.partition_by), []).append(e)
+    events = [e for values, group in groups.items()
+              for e in _run_partition(layer, group, dict(zip(layer.partition_by, values)))]
+    events.sort(key=lambda e: e.last_row)
+    if any(a.last_row == b.last_row for a, b in zip(events, events[1:])):
+        raise ValueError(f"layer {layer.name}: two refined partitions complete at one row")
+    return events
+
+
+def _run_partition(layer: Layer, seq: list[Event], keys: Mapping[str, Any]) -> list[Event]:
     def condition(var):
         own = layer.define.get(var)
         source = layer.sources.get(var)
@@ -160,9 +183,17 @@ def _run(layer: Layer, level: int, seq: list[Event]) -> list[Event]:
         if not members:
             continue  # an empty match has no interval: no event (it keeps its MATCH_NUMBER)
         events.append(Event(layer.name, number, min(m.event.start for m in members),
-                            max(m.event.end for m in members), dict(layer.measures(members)),
+                            max(m.event.end for m in members), _columns(layer, keys, members),
                             max(m.event.last_row for m in members), members))
     return events
+
+
+def _columns(layer: Layer, keys: Mapping[str, Any], members: tuple[Member, ...]) -> dict:
+    """An event's columns: its refined partition's keys and its MEASURES (distinct names)."""
+    measures = dict(layer.measures(members))
+    if set(measures) & set(keys):
+        raise ValueError(f"layer {layer.name}: a measure named like a PARTITION BY column")
+    return {**keys, **measures}
 
 
 def summary(event: Event) -> tuple:

@@ -109,6 +109,41 @@ def test_example_4_skip_modes_and_match_numbers_per_layer():
          {"pairs": 1, "first_pair": 3, "cool_no": 2, "match_start": 4, "match_end": 6})]
 
 
+def test_example_5_alarms_per_sensor_incidents_per_zone():
+    """sql_examples/sensor_incidents.sql in one statement: the alarm layer refines the zone's
+    partition by sensor (MATCH_NUMBER per sensor); the top reads alarms of all sensors."""
+    readings = _rows(("ts", "sensor", "temp", "smoke"),
+                     (0, "s1", 65, 0.0), (1, "s2", 20, 0.4), (2, "s1", 66, 0.0), (3, "s2", 20, 0.5),
+                     (4, "s1", 30, 0.0), (5, "s2", 20, 0.0), (10, "s2", 20, 0.6), (11, "s2", 20, 0.7),
+                     (12, "s2", 20, 0.0), (20, "s1", 70, 0.0), (21, "s1", 71, 0.0), (22, "s1", 20, 0.0),
+                     (30, "s2", 20, 0.3), (31, "s2", 20, 0.3), (32, "s2", 20, 0.0))
+    alarm = Layer("alarm", "H{2,} | S{2,}", partition_by=("sensor",), within=5,
+                  define={"H": lambda e, m: e["temp"] >= 60, "S": lambda e, m: e["smoke"] >= 0.3},
+                  measures=lambda m: {"kind": "heat" if m[0].var == "H" else "smoke"})
+    top = Layer("top", "HEAT SMOKE", sources={"HEAT": "alarm", "SMOKE": "alarm"}, within=10,
+                define={"HEAT": lambda e, m: e["kind"] == "heat",
+                        "SMOKE": lambda e, m: e["kind"] == "smoke" and e["sensor"] != m[0].event["sensor"]},
+                measures=lambda m: {"heat_sensor": m[0].event["sensor"], "smoke_sensor": m[1].event["sensor"],
+                                    **_span(m)})
+    out = evaluate([alarm, top], raw_events(readings))
+    assert [(e.values["sensor"], e.number, e.start, e.end, e.values["kind"]) for e in out["alarm"]] == [
+        ("s1", 1, 0, 2, "heat"), ("s2", 1, 1, 3, "smoke"), ("s2", 2, 10, 11, "smoke"), ("s1", 2, 20, 21, "heat"),
+        ("s2", 3, 30, 31, "smoke")]
+    # heat 2 then smoke 3 span 11 minutes > 10
+    assert [summary(e) for e in out["top"]] == [
+        (1, 0, 3, "HEAT:alarm#1 SMOKE:alarm#1",
+         {"heat_sensor": "s1", "smoke_sensor": "s2", "match_start": 0, "match_end": 3})]
+
+
+def test_a_refined_layer_needs_its_keys_on_every_item():
+    rows = raw_events(_rows(("ts", "k"), (0, "a"), (1, "a")))
+    low = Layer("low", "X")
+    with pytest.raises(ValueError, match="partitions by"):
+        evaluate([low, Layer("top", "L", sources={"L": "low"}, partition_by=("k",))], rows)
+    with pytest.raises(ValueError, match="measure named like"):
+        evaluate([Layer("low", "X", partition_by=("k",), measures=lambda m: {"k": 1})], rows)
+
+
 # ------------------------------------------------------------------------------------------
 # ordering, windows, errors
 # ------------------------------------------------------------------------------------------
