@@ -181,3 +181,21 @@ def test_events_enter_an_upper_layer_in_key_order_whatever_their_report_order():
     expected = _oracle(case)
     assert [(e[2][0][0][:2], e[2][1][0][:2]) for e in expected] == [(("l0", 2), ("l1", 1)), (("l0", 4), ("l1", 2))]
     assert _engine(case, [1, 1, 1, 1]) == _engine(case, [4]) == expected
+
+
+def test_layers_forget_what_no_matcher_and_no_reader_needs():
+    """200 rows fed one at a time: each layer keeps a few items, not the partition."""
+    case = Case(0)
+    case.n = 200
+    case.layers = [("l0", "A B", "standard", "PAST LAST ROW", (), {}),
+                   ("l1", "E C", "flinkcep", "NO SKIP", (), {"E": "l0"})]
+    case.raw = {(v, r): (v == "A") == (r % 3 == 0) if v != "C" else r % 3 == 2 for v in "ABC" for r in range(200)}
+    case.table = {("E", "l0", k): True for k in range(1, 201)}
+    stack, names = _stack(case)
+    top, kept = [], []
+    for _ in range(case.n):
+        top += stack.feed(1)
+        kept.append(max(len(items) for items in stack.items) + max(len(r) for r in stack.released))
+    top += stack.finish()
+    assert [_shape_engine(e, case, names) for e in top] == _oracle(case)
+    assert len(top) > 30 and max(kept) <= 4

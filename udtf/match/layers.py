@@ -19,16 +19,17 @@ Invariants:
 * A layer's match numbers are its matcher's MATCH_NUMBERs; an empty match is no event.
 
 What a raw row or an event contributes to a layer's rows (masks, values) is the caller's
-``Layer.load``; the stack only decides which items enter which layer, and when.  Each layer
-keeps its items for the whole partition (its matchers' rows are not forgotten yet), and the
-matchers run without WITHIN: a layer's window over member intervals needs the run's earliest
-member start, which the VM does not track yet (docs/hierarchies.md, "Evaluation").
+``Layer.load``; the stack only decides which items enter which layer, and when.  After each
+feed a layer forgets the items before its matcher's low water but ``lookback`` (as the UDTF
+forgets rows), and a layer's released events once every reader took them.  The matchers run
+without WITHIN: a layer's window over member intervals needs the run's earliest member
+start, which the VM does not track yet (docs/hierarchies.md, "Evaluation").
 """
 from __future__ import annotations
 
 from typing import Callable, NamedTuple, Union
 
-from .base import Matcher
+from .base import Matcher, forget
 from .runs import expand
 
 INF = float("inf")
@@ -60,11 +61,13 @@ def completing(item: Item) -> int:
 
 class Layer(NamedTuple):
     """One layer: its matcher (over rows ``load`` appends to), the lower layers it reads
-    (indexes in the stack, each below it) and whether it reads the partition's rows."""
+    (indexes in the stack, each below it), whether it reads the partition's rows, and how
+    many items before its low water its conditions may read back (PREV)."""
     matcher: Matcher
     sources: frozenset
     reads_rows: bool
     load: Callable[[list], None]  # append the items' columns to ``matcher.rows``
+    lookback: int = 0
 
 
 class LayerStack:
@@ -82,7 +85,7 @@ class LayerStack:
     def reset(self):
         n = len(self.layers)
         self.size = 0  # the partition's rows arrived
-        self.items: list[list] = [[] for _ in range(n)]  # each layer's input so far
+        self.items: list[list] = [[] for _ in range(n)]  # each layer's input not yet forgotten
         self.rows_fed = [0] * n  # the partition's rows already in each layer's input
         self.taken = [dict.fromkeys(layer.sources, 0) for layer in self.layers]  # per source: released events read
         self.held: list[list] = [[] for _ in range(n)]  # events completing at or after the frontier
@@ -126,7 +129,20 @@ class LayerStack:
             ready = sorted((e for e in self.held[i] if e.completing < self.frontier[i]), key=key)
             self.held[i] = [e for e in self.held[i] if e.completing >= self.frontier[i]]
             self.released[i] += ready
+        if not final:
+            self._forget()
         return out
+
+    def _forget(self):
+        """Drop what no matcher and no reader needs any more (row indexes go down with it)."""
+        for i, layer in enumerate(self.layers):
+            del self.items[i][:forget(layer.matcher, layer.lookback)]
+        for s in range(len(self.layers)):
+            readers = [taken for taken in self.taken if s in taken]
+            done = min((taken[s] for taken in readers), default=len(self.released[s]))
+            del self.released[s][:done]
+            for taken in readers:
+                taken[s] -= done
 
     def _arrivals(self, i: int, bound: float) -> list:
         """The items entering layer ``i`` now, in key order."""
