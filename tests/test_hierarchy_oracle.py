@@ -263,3 +263,58 @@ def test_a_layer_of_one_row_events_is_a_filter(seed):
     got = evaluate([low, top], rows)["top"]
     expected = [(k, [(kept[r].number, v) for r, v, _ in m[3]]) for k, m in enumerate(ref, start=1) if m[3]]
     assert [(e.number, [(x.event.members[0].event.number, x.var) for x in e.members]) for e in got] == expected
+
+
+# ------------------------------------------------------------------------------------------
+# a hierarchy of skip-till-any sequences is its flat pattern (the bench's equivalence)
+# ------------------------------------------------------------------------------------------
+
+def _flat_rows(event) -> list:
+    """The raw rows under an event, with their variables, in row order."""
+    out = []
+    for m in event.members:
+        out += [(m.event.number, m.var)] if m.event.source is None else _flat_rows(m.event)
+    return sorted(out)
+
+
+def _after_previous_members(e, members):
+    return all(m.event.end < e.start for m in members[:-1])
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_a_hierarchy_of_any_match_sequences_is_its_flat_pattern(seed):
+    """The seed's setting (section 5.3, experiment 1): module i is a sequence of L elements,
+    one of them a box for module i + 1.  With skip-till-any-match (``->>``), NO SKIP, a box
+    taken only after the members before it (``EVENT_START(S) > ...``) and WITHIN on every
+    layer, the hierarchy's top matches are the flat pattern's (the boxes substituted), run for
+    run: the bench (issue 30, item 4) compares the two on equal answers."""
+    rng = random.Random(seed)
+    depth, types = rng.choice([2, 2, 3]), "ab"
+    modules = []  # top first: [(variable, type or None for the box)]
+    for level in range(depth):
+        length = rng.choice([2, 2, 3])
+        box = rng.randrange(length) if level < depth - 1 else None
+        modules.append([(f"S{level}", None) if k == box else (f"V{level}{k}", rng.choice(types))
+                        for k in range(length)])
+    within = rng.choice([None, 6, 9])
+    layers = []
+    for level in reversed(range(depth)):
+        elements = modules[level]
+        define = {v: (lambda e, m, t=t: e["type"] == t) for v, t in elements if t is not None}
+        sources = {v: f"m{level + 1}" for v, t in elements if t is None}
+        define.update({v: _after_previous_members for v in sources})
+        layers.append(Layer(f"m{level}", " ->> ".join(v for v, _ in elements), sources=sources, define=define,
+                            semantics="flinkcep", skip="NO SKIP", within=within))
+
+    def flat(level):
+        return [x for v, t in modules[level] for x in (flat(level + 1) if t is None else [(v, t)])]
+
+    n = rng.randint(5, 9)
+    ts = sorted(rng.sample(range(12), n))
+    rows = [{"ts": t, "type": rng.choice(types)} for t in ts]
+    elements = flat(0)
+    masks = {v: [row["type"] == t for row in rows] for v, t in elements}
+    ref = oracle.flinkcep(" ->> ".join(v for v, _ in elements), n, oracle.Conditions.from_masks(masks),
+                          skip="NO SKIP", within=within, order=ts)
+    got = evaluate(layers, raw_events(rows))["m0"]
+    assert sorted(_flat_rows(e) for e in got) == sorted([(r, v) for r, v, _ in m[3]] for m in ref)
