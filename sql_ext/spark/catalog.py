@@ -45,13 +45,17 @@ class SparkCatalog:
         self.spark = spark
         self.args = args or None
         self.run = run if run is not None else (lambda sql, args: spark.sql(sql, args))
+        self._frames = {}  # sql -> its DataFrame: one statement's probes analyse a query once
 
     def _ask(self, sql: str, read=lambda df: df):
         """``read`` of Spark's DataFrame for ``sql``, its failures unlogged (``failures.unlogged``;
         Spark Connect analyses only when ``read`` asks): a query the rewrite asks about is
         generated SQL, its errors reach the user at their SQL or not at all."""
         with unlogged():
-            return read(self.run(sql, self.args))
+            frame = self._frames.get(sql)
+            if frame is None:
+                frame = self._frames[sql] = self.run(sql, self.args)
+            return read(frame)
 
     def schema(self, sql: str) -> tuple:
         return tuple(Field(f.name, type_text(f.dataType), json.dumps(f.dataType.jsonValue()))
