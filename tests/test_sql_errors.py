@@ -181,8 +181,8 @@ def test_analysis_error_message_and_position(series, case):
     assert str(err) == f"line {err.line}:{err.column}: {message}"
 
 
-ORDER = ("clauses must appear in the order PARTITION BY, ORDER BY, MEASURES, ROWS PER MATCH, AFTER MATCH SKIP, "
-         "SEMANTICS, PATTERN, WITHIN, WITH TIMEOUT ROWS, SUBSET, DEFINE")
+ORDER = ("clauses must appear in the order PARTITION BY, ORDER BY, PERIOD, LAYER, MEASURES, ROWS PER MATCH, "
+         "AFTER MATCH SKIP, SEMANTICS, PATTERN, WITHIN, WITH TIMEOUT ROWS, SUBSET, DEFINE")
 
 # malformed clauses: (id, the clause's body, message, the text at the error position)
 MALFORMED = [

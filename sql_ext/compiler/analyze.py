@@ -8,6 +8,7 @@ report them from CLASSIFIER()), quoted names keep their case.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace, field
+from typing import NamedTuple
 
 from sqlglot import exp
 
@@ -15,7 +16,7 @@ from udtf.errors import MatchRecognizeError
 from udtf.pattern import Exclude, parse_pattern, variables, walk
 from udtf.plan import Frame, RowsMode, Semantics, Skip, SkipMode
 
-from .parse import MatchRecognizeClause, position
+from .parse import MatchRecognizeClause, SpanCall, position
 
 
 def variable_name(identifier: exp.Identifier) -> str:
@@ -55,40 +56,9 @@ class Analysis:
 
 def analyze(clause: MatchRecognizeClause, input_columns: list, frame: Frame | None = None) -> Analysis:
     """``frame``: for the pattern recognition of a window (R020): one row per input row."""
-    pattern_node = clause.pattern
-    pattern = parse_pattern(pattern_node.code, pattern_node.origin)
-    var_names = variables(pattern)
-
-    definitions: dict = {}
-    for definition in clause.definitions:
-        name = variable_name(definition.variable)
-        if name in definitions:
-            raise error(f"DEFINE: pattern variable {name} is defined twice", definition.variable)
-        if name not in var_names:
-            raise error(f"DEFINE: {name} is not a pattern variable of PATTERN", definition.variable)
-        definitions[name] = definition
-
-    subsets: dict = {}
-    for subset in clause.subsets:
-        name = variable_name(subset.this)
-        if name in var_names or name in subsets:
-            raise error(f"SUBSET: {name} is already a pattern variable or subset", subset.this)
-        members = []
-        for member in subset.variables:
-            member_name = variable_name(member)
-            if member_name not in var_names:
-                raise error(f"SUBSET {name}: {member_name} is not a pattern variable", member)
-            members.append(var_names.index(member_name))
-        subsets[name] = sorted(set(members))
-
-    semantics = Semantics.FLINKCEP if clause.semantics == "FLINKCEP" else Semantics.STANDARD
-    if clause.distinct is not None and semantics is Semantics.STANDARD:
-        raise error("SEMANTICS STANDARD DISTINCT: DISTINCT applies to SEMANTICS FLINKCEP (standard semantics "
-                    "report each match once)", clause.distinct)
-    skip = _skip(clause, var_names, subsets)
-    if skip.mode is SkipMode.NO_SKIP and semantics is Semantics.STANDARD:
-        raise error("AFTER MATCH NO SKIP requires SEMANTICS FLINKCEP (standard semantics report one "
-                    "match per start row; use AFTER MATCH SKIP TO NEXT ROW)", clause.skip or clause)
+    body = analyze_body(clause)
+    pattern, var_names, definitions, subsets, semantics, skip = body
+    _check_hierarchy(clause, body, [analyze_body(layer) for layer in clause.layers])
 
     analysis = Analysis(clause, pattern, var_names, subsets, definitions, semantics, skip,
                         RowsMode.WINDOW if frame is not None else RowsMode(clause.rows), tuple(input_columns),
@@ -110,6 +80,55 @@ def analyze(clause: MatchRecognizeClause, input_columns: list, frame: Frame | No
     return analysis
 
 
+class Body(NamedTuple):
+    """A pattern's body checked: the clause's or a LAYER's (docs/hierarchies.md)."""
+    pattern: object  # udtf.pattern IR
+    var_names: list
+    definitions: dict
+    subsets: dict
+    semantics: Semantics
+    skip: Skip
+
+
+def analyze_body(body) -> Body:
+    """PATTERN, DEFINE, SUBSET, SEMANTICS and AFTER MATCH SKIP of a clause or a ``Layer``."""
+    pattern_node = body.pattern
+    pattern = parse_pattern(pattern_node.code, pattern_node.origin)
+    var_names = variables(pattern)
+
+    definitions: dict = {}
+    for definition in body.definitions:
+        name = variable_name(definition.variable)
+        if name in definitions:
+            raise error(f"DEFINE: pattern variable {name} is defined twice", definition.variable)
+        if name not in var_names:
+            raise error(f"DEFINE: {name} is not a pattern variable of PATTERN", definition.variable)
+        definitions[name] = definition
+
+    subsets: dict = {}
+    for subset in body.subsets:
+        name = variable_name(subset.this)
+        if name in var_names or name in subsets:
+            raise error(f"SUBSET: {name} is already a pattern variable or subset", subset.this)
+        members = []
+        for member in subset.variables:
+            member_name = variable_name(member)
+            if member_name not in var_names:
+                raise error(f"SUBSET {name}: {member_name} is not a pattern variable", member)
+            members.append(var_names.index(member_name))
+        subsets[name] = sorted(set(members))
+
+    semantics = Semantics.FLINKCEP if body.semantics == "FLINKCEP" else Semantics.STANDARD
+    if body.distinct is not None and semantics is Semantics.STANDARD:
+        raise error("SEMANTICS STANDARD DISTINCT: DISTINCT applies to SEMANTICS FLINKCEP (standard semantics "
+                    "report each match once)", body.distinct)
+    skip = _skip(body, var_names, subsets)
+    if skip.mode is SkipMode.NO_SKIP and semantics is Semantics.STANDARD:
+        raise error("AFTER MATCH NO SKIP requires SEMANTICS FLINKCEP (standard semantics report one "
+                    "match per start row; use AFTER MATCH SKIP TO NEXT ROW)", body.skip or body)
+    return Body(pattern, var_names, definitions, subsets, semantics, skip)
+
+
 TIMEOUT_COLUMN = "timed_out"  # the default name of the WITH TIMEOUT ROWS column
 
 
@@ -127,7 +146,7 @@ def _timeout(clause: MatchRecognizeClause) -> str | None:
     return timeout.column.name if timeout.column is not None else TIMEOUT_COLUMN
 
 
-def _skip(clause: MatchRecognizeClause, var_names: list, subsets: dict) -> Skip:
+def _skip(clause, var_names: list, subsets: dict) -> Skip:
     kind = clause.skip_kind
     mode = SkipMode.TO_LAST if kind == "TO" else SkipMode(kind)
     if mode not in (SkipMode.TO_FIRST, SkipMode.TO_LAST):
@@ -191,3 +210,73 @@ def _check_output_names(analysis: Analysis):
         raise error(f"late_rows: the output of MATCH_RECOGNIZE already has a column {analysis.late}; name the "
                     "late rows' column otherwise", clause)
 
+
+
+# ---- event hierarchies (docs/hierarchies.md) ------------------------------------------------
+
+def _check_hierarchy(clause: MatchRecognizeClause, top: Body, layers: list) -> None:
+    """The rules of docs/hierarchies.md that need no types: layer names, what ``FROM`` may
+    name, what a LAYER may hold, EVENT_START / EVENT_END arguments, a variable's columns
+    against its layer's MEASURES; then the refusal: hierarchies are not evaluated yet."""
+    names: dict = {}  # layer name -> its index
+    read: set = set()
+    for level, (layer, body) in enumerate([*zip(clause.layers, layers), (clause, top)]):
+        if layer is not clause:
+            name = variable_name(layer.this)
+            if name in names:
+                raise error(f"LAYER: {name} is declared twice", layer.this)
+            if layer.timeout is not None:
+                raise error("a LAYER has no WITH TIMEOUT ROWS: only the statement's partial matches are reported",
+                            layer.timeout)
+        sources = {}  # variable -> the layer it reads
+        for var, definition in body.definitions.items():
+            if definition.source is None:
+                continue
+            source = variable_name(definition.source)
+            if source not in names:
+                later = " is declared after it: a layer reads only layers declared before it" \
+                    if source in {variable_name(l.this) for l in clause.layers} else " names no LAYER of the clause"
+                raise error(f"DEFINE {var} FROM {source}: {source}{later}", definition.source)
+            sources[var] = clause.layers[names[source]]
+            read.add(source)
+        for node in _expressions(layer):
+            for call in node.find_all(SpanCall):
+                target = call.this
+                if target is not None and variable_name(target) not in (*body.var_names, *body.subsets):
+                    raise error(f"{call.args['kind']}: {variable_name(target)} is not a pattern variable", target)
+            for column in node.find_all(exp.Column):
+                source = sources.get(variable_name(column.args["table"])) if column.table else None
+                if source is not None and column.name.lower() not in {m.name.lower() for m in source.measures}:
+                    raise error(f"{column.table}.{column.name}: {column.name} is not a measure of LAYER "
+                                f"{variable_name(source.this)} (its MEASURES: "
+                                f"{', '.join(m.name for m in source.measures) or 'none'})", column)
+        if layer is not clause:
+            names[variable_name(layer.this)] = level
+    for layer in clause.layers:
+        if variable_name(layer.this) not in read:
+            raise error(f"LAYER {variable_name(layer.this)}: no variable reads it (DEFINE v FROM "
+                        f"{variable_name(layer.this)})", layer.this)
+    if clause.layers and clause.rows != RowsMode.ONE.value:
+        raise error("ALL ROWS PER MATCH: a statement with LAYERs has ONE ROW PER MATCH (its rows would mix "
+                    "input rows and events)", clause.args["rows"])
+    _refuse_hierarchy(clause)
+
+
+def _expressions(body) -> list:
+    """The expressions of a clause's or a layer's MEASURES and DEFINE."""
+    return [*(m.this for m in body.measures),
+            *(e for d in body.definitions for e in (d.condition, d.until) if e is not None)]
+
+
+def _refuse_hierarchy(clause: MatchRecognizeClause) -> None:
+    """Event hierarchies are parsed and checked, not evaluated yet (docs/hierarchies.md, Status)."""
+    if clause.layers:
+        raise error("LAYER: event hierarchies are parsed and checked but not evaluated yet (docs/hierarchies.md); "
+                    "write each layer as a MATCH_RECOGNIZE over the output of the one below "
+                    "(sql_examples/sensor_incidents.sql)", clause.layers[0])
+    if clause.period is not None:
+        raise error("PERIOD: interval rows are not evaluated yet (docs/hierarchies.md)", clause.period)
+    call = next((c for node in _expressions(clause) for c in node.find_all(SpanCall)), None)
+    if call is not None:
+        raise error(f"{call.args['kind']}: the interval functions are not evaluated yet (docs/hierarchies.md)",
+                    call)

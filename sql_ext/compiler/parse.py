@@ -8,6 +8,8 @@ INSERT ... SELECT, and as the input of another MATCH_RECOGNIZE)::
     <table_primary> MATCH_RECOGNIZE (
       [PARTITION BY expr, ...]
       [ORDER BY expr [ASC|DESC] [NULLS FIRST|LAST], ...]
+      [PERIOD ( start_expr , end_expr )]
+      [LAYER name AS ( layer_body ), ...]
       [MEASURES expr AS name, ...]
       [ONE ROW PER MATCH | ALL ROWS PER MATCH [SHOW EMPTY MATCHES | OMIT EMPTY MATCHES
                                                | WITH UNMATCHED ROWS]]
@@ -19,8 +21,16 @@ INSERT ... SELECT, and as the input of another MATCH_RECOGNIZE)::
       [WITHIN <interval literal>]
       [WITH TIMEOUT ROWS [AS name]]
       [SUBSET u = (a, b), ...]
-      [DEFINE v AS cond [UNTIL stop_cond], ...]
+      [DEFINE v AS cond [UNTIL stop_cond] | v FROM layer [AS cond [UNTIL stop_cond]], ...]
     ) [AS] alias [(col, ...)]
+
+    layer_body := [PARTITION BY ...] [MEASURES ...] [AFTER MATCH ...] [SEMANTICS ...]
+                  PATTERN (...) [WITHIN ...] [SUBSET ...] [DEFINE ...]
+
+PERIOD, LAYER, ``FROM layer`` in DEFINE and the interval functions EVENT_START(v),
+EVENT_END(v), MATCH_START(), MATCH_END() are the event hierarchies of docs/hierarchies.md
+(``Layer``, ``Period``, ``SpanCall``; ``Definition.source``): parsed here, checked by
+``hierarchy``.
 
 Clauses must appear in this order. ``WITHIN`` takes any Spark interval literal
 (also ``INTERVAL 1 HOUR 30 MINUTES``, which sqlglot represents as an ``exp.Add`` of
@@ -82,6 +92,9 @@ A ``MatchRecognizeClause`` node *replaces the table factor it applies to*: it is
 - ``timeout``          ``TimeoutRows`` node (``WITH TIMEOUT ROWS [AS name]``) or None
 - ``subsets``          list of ``SubsetDef``                   (arg ``subsets``)
 - ``definitions``      list of ``Definition``                  (arg ``define``)
+- ``period``           ``Period`` node (``PERIOD (start, end)``) or None
+- ``layers``           list of ``Layer`` (``LAYER name AS (...)``: ``name``, and the
+                       properties above from ``partition_by`` to ``definitions``)
 - ``alias``            output alias name ("" if none); arg ``alias`` is an
                        ``exp.TableAlias`` (may carry column aliases)
 - ``joins``            only set when the clause appears in UPDATE/DELETE-style
@@ -90,8 +103,10 @@ A ``MatchRecognizeClause`` node *replaces the table factor it applies to*: it is
 Expression nodes used inside MEASURES / DEFINE:
 
 - ``Measure(this=expr, alias=Identifier)``; ``.name`` / ``.alias`` the measure name
-- ``Definition(this=Identifier(var), condition=expr, until=expr|None)``;
-  ``.variable``, ``.name``, ``.condition``, ``.until``
+- ``Definition(this=Identifier(var), condition=expr, until=expr|None, source=Identifier|None)``;
+  ``.variable``, ``.name``, ``.condition``, ``.until``, ``.source`` (``v FROM layer``; without
+  ``AS`` the condition is TRUE)
+- ``SpanCall(kind="EVENT_START"|"EVENT_END"|"MATCH_START"|"MATCH_END", this=Identifier|None)``
 - ``SubsetDef(this=Identifier(name), expressions=[Identifier, ...])``; ``.variables``
 - ``SkipTo(kind=str, this=Identifier|None)``
 - ``Running(this=expr)`` / ``Final(this=expr)``: prefix modifiers; they bind like a
@@ -259,47 +274,16 @@ ROWS_SQL = {
 SEMANTICS = ("STANDARD", "FLINKCEP")
 
 
-class MatchRecognizeClause(exp.Expression):
-    """``<input> MATCH_RECOGNIZE (...) [AS] alias``; stands where the input table stood."""
-
-    arg_types = {
-        "this": True,
-        "partition_by": False,
-        "order": False,
-        "measures": False,
-        "rows": False,
-        "after": False,
-        "semantics": False,
-        "distinct": False,
-        "pattern": True,
-        "within": False,
-        "timeout": False,
-        "subsets": False,
-        "define": False,
-        "alias": False,
-        "joins": False,
-    }
-
-    @property
-    def input(self) -> exp.Expr:
-        return self.this
+class _Body:
+    """The properties a clause and a ``Layer`` share (the arguments of a pattern's body)."""
 
     @property
     def partition_by(self) -> list[exp.Expr]:
         return list(self.args.get("partition_by") or [])
 
     @property
-    def order(self) -> list[exp.Ordered]:
-        return list(self.args.get("order") or [])
-
-    @property
     def measures(self) -> list[Measure]:
         return list(self.args.get("measures") or [])
-
-    @property
-    def rows(self) -> str:
-        rows = self.args.get("rows")
-        return rows.name if rows is not None else "ONE"
 
     @property
     def skip(self) -> SkipTo | None:
@@ -350,6 +334,67 @@ class MatchRecognizeClause(exp.Expression):
         return list(self.args.get("define") or [])
 
 
+class MatchRecognizeClause(_Body, exp.Expression):
+    """``<input> MATCH_RECOGNIZE (...) [AS] alias``; stands where the input table stood."""
+
+    arg_types = {
+        "this": True,
+        "partition_by": False,
+        "order": False,
+        "period": False,
+        "layers": False,
+        "measures": False,
+        "rows": False,
+        "after": False,
+        "semantics": False,
+        "distinct": False,
+        "pattern": True,
+        "within": False,
+        "timeout": False,
+        "subsets": False,
+        "define": False,
+        "alias": False,
+        "joins": False,
+    }
+
+    @property
+    def input(self) -> exp.Expr:
+        return self.this
+
+    @property
+    def order(self) -> list[exp.Ordered]:
+        return list(self.args.get("order") or [])
+
+    @property
+    def period(self) -> Period | None:
+        return self.args.get("period")
+
+    @property
+    def layers(self) -> list[Layer]:
+        return list(self.args.get("layers") or [])
+
+    @property
+    def rows(self) -> str:
+        rows = self.args.get("rows")
+        return rows.name if rows is not None else "ONE"
+
+
+class Layer(_Body, exp.Expression):
+    """``LAYER name AS (...)`` (docs/hierarchies.md): a named pattern over the clause's rows and
+    the layers declared before it; each of its matches is one event for the variables that
+    read it (``v FROM name`` in DEFINE)."""
+
+    arg_types = {"this": True, "partition_by": False, "measures": False, "after": False, "semantics": False,
+                 "distinct": False, "pattern": True, "within": False, "timeout": False, "subsets": False,
+                 "define": False}
+
+
+class Period(exp.Expression):
+    """``PERIOD (start, end)``: the clause's rows are interval events (docs/hierarchies.md)."""
+
+    arg_types = {"this": True, "expression": True}
+
+
 class Measure(exp.Expression):
     """``expr AS name`` in MEASURES."""
 
@@ -365,9 +410,10 @@ class Measure(exp.Expression):
 
 
 class Definition(exp.Expression):
-    """``var AS condition [UNTIL stop_condition]`` in DEFINE."""
+    """``var [FROM layer] AS condition [UNTIL stop_condition]`` in DEFINE (``var FROM layer``
+    alone: the condition is TRUE)."""
 
-    arg_types = {"this": True, "condition": True, "until": False}
+    arg_types = {"this": True, "condition": True, "until": False, "source": False}
 
     @property
     def variable(self) -> exp.Identifier:
@@ -380,6 +426,11 @@ class Definition(exp.Expression):
     @property
     def until(self) -> exp.Expr | None:
         return self.args.get("until")
+
+    @property
+    def source(self) -> exp.Identifier | None:
+        """The layer whose matches the variable ranges over (``FROM layer``), or None: rows."""
+        return self.args.get("source")
 
 
 class SubsetDef(exp.Expression):
@@ -512,6 +563,16 @@ class MatchNumberCall(exp.Expression, exp.Func):
     arg_types = {}
 
 
+class SpanCall(exp.Expression, exp.Func):
+    """``EVENT_START(v)`` / ``EVENT_END(v)`` (``this``: the variable) and ``MATCH_START()`` /
+    ``MATCH_END()``: the interval of an event, of the match so far (docs/hierarchies.md)."""
+
+    arg_types = {"kind": True, "this": False}
+
+
+SPAN_FUNCTIONS = ("EVENT_START", "EVENT_END", "MATCH_START", "MATCH_END")
+
+
 class Verbatim(exp.Expression):
     """SQL text generated as it is: a MATCH_RECOGNIZE already rewritten, inside a tree."""
 
@@ -520,7 +581,7 @@ class Verbatim(exp.Expression):
 
 _NODE_CLASSES = (
     MatchRecognizeClause, Measure, Definition, SubsetDef, SkipTo, TimeoutRows, Pattern, Running, Final,
-    Navigation, Prev, Next, First, Last, ClassifierCall, MatchNumberCall, Verbatim,
+    Navigation, Prev, Next, First, Last, ClassifierCall, MatchNumberCall, Verbatim, Layer, Period, SpanCall,
 )
 # sqlglot derives ``key`` from the class name; keep ours distinct from exp.First/exp.Last/...
 for _cls in _NODE_CLASSES:
@@ -533,7 +594,7 @@ _NAVIGATION = {"PREV": Prev, "NEXT": Next, "FIRST": First, "LAST": Last}
 # --------------------------------------------------------------------------------------
 
 _CLAUSE_ORDER = (
-    "PARTITION BY, ORDER BY, MEASURES, ROWS PER MATCH, AFTER MATCH SKIP, SEMANTICS, "
+    "PARTITION BY, ORDER BY, PERIOD, LAYER, MEASURES, ROWS PER MATCH, AFTER MATCH SKIP, SEMANTICS, "
     "PATTERN, WITHIN, WITH TIMEOUT ROWS, SUBSET, DEFINE"
 )
 
@@ -855,6 +916,8 @@ class SparkCepParser(WindowSyntax, SparkParser):
                 return self._parse_mr_classifier(token)
             if upper == "MATCH_NUMBER":
                 return self._parse_mr_match_number(token)
+            if upper in SPAN_FUNCTIONS:
+                return self._parse_mr_span(upper, token)
         return self._with_pos(super()._parse_function_call(*args, **kwargs), token)
 
     def _parse_mr_any(self) -> exp.Expr:
@@ -898,6 +961,17 @@ class SparkCepParser(WindowSyntax, SparkParser):
         if not self._match(TokenType.R_PAREN):
             self.raise_error("MATCH_NUMBER() takes no arguments")
         return self.expression(MatchNumberCall(), token=token)
+
+    def _parse_mr_span(self, kind: str, token: Token) -> exp.Expr:
+        self._advance(2)
+        var = None
+        if kind.startswith("EVENT_"):
+            var = self._parse_mr_variable()
+            if var is None or not self._match(TokenType.R_PAREN):
+                self.raise_error(f"{kind} takes one pattern variable: {kind}(<variable>)", token)
+        elif not self._match(TokenType.R_PAREN):
+            self.raise_error(f"{kind}() takes no arguments", token)
+        return self.expression(SpanCall(kind=kind, this=var), token=token)
 
     def _parse_mr_expression(self) -> exp.Expr | None:
         self._mr_expr_depth += 1
@@ -983,6 +1057,10 @@ class SparkCepParser(WindowSyntax, SparkParser):
             return "PATTERN"
         if word in ("MEASURES", "SEMANTICS", "WITHIN", "SUBSET", "DEFINE"):
             return word
+        if word == "PERIOD" and self._next and self._next.token_type == TokenType.L_PAREN:
+            return "PERIOD"
+        if word == "LAYER" and self._peek(2) is not None and self._peek(2).token_type == TokenType.ALIAS:
+            return "LAYER"
         if word == "WITH" and self._is_word(self._next, ("TIMEOUT",)):
             return "WITH TIMEOUT ROWS"
         return None
@@ -1041,6 +1119,12 @@ class SparkCepParser(WindowSyntax, SparkParser):
                                                  "a PARTITION BY expression")
         if self._match(TokenType.ORDER_BY):
             args["order"] = self._mr_list(lambda: self._spanned(self._parse_ordered), "an ORDER BY key")
+        if self._mr_clause_at_curr() == "PERIOD":
+            args["period"] = self._parse_mr_period()
+        if self._mr_clause_at_curr() == "LAYER":
+            args["layers"] = [self._parse_mr_layer()]
+            while self._match(TokenType.COMMA):
+                args["layers"].append(self._parse_mr_layer())
         if self._match_text_seq("MEASURES"):
             args["measures"] = self._mr_list(self._parse_mr_measure, "a measure (<expression> AS <name>)")
         args["rows"] = self._parse_mr_rows()
@@ -1061,6 +1145,51 @@ class SparkCepParser(WindowSyntax, SparkParser):
         clause.meta["input_end"] = input_end
         clause.meta["body_end"] = body_end
         return clause
+
+    def _parse_mr_period(self) -> Period:
+        tok = self._curr
+        self._advance(2)
+        start = self._parse_mr_expression()
+        if start is None or not self._match(TokenType.COMMA):
+            self.raise_error("Expecting PERIOD (<start>, <end>)")
+        end = self._parse_mr_expression()
+        if end is None or not self._match(TokenType.R_PAREN):
+            self.raise_error("Expecting PERIOD (<start>, <end>)")
+        return self.expression(Period(this=start, expression=end), token=tok)
+
+    def _parse_mr_layer(self) -> Layer:
+        """``LAYER name AS ( body )``: a clause's body from PARTITION BY to DEFINE, without
+        ORDER BY (the clause's), ROWS PER MATCH, WITH TIMEOUT ROWS or LAYERs of its own."""
+        tok = self._curr
+        if self._mr_clause_at_curr() != "LAYER":
+            self.raise_error("Expecting LAYER <name> AS (...)")
+        self._advance()
+        name = self._parse_mr_variable()
+        self._match(TokenType.ALIAS)
+        if not self._match(TokenType.L_PAREN):
+            self.raise_error("Expecting '(' after LAYER <name> AS")
+        args: dict[str, t.Any] = {"this": name}
+        if self._match(TokenType.PARTITION_BY):
+            args["partition_by"] = self._mr_list(lambda: self._spanned(self._parse_disjunction),
+                                                 "a PARTITION BY expression")
+        own = {"ORDER BY": "has the statement's ORDER BY", "PERIOD": "has the statement's PERIOD",
+               "LAYER": "cannot declare LAYERs (declare them in the statement, before the layer that reads them)"}
+        if self._mr_clause_at_curr() in own:
+            self.raise_error(f"a LAYER {own[self._mr_clause_at_curr()]}")
+        if self._match_text_seq("MEASURES"):
+            args["measures"] = self._mr_list(self._parse_mr_measure, "a measure (<expression> AS <name>)")
+        if self._mr_clause_at_curr() == "ROWS PER MATCH":
+            self.raise_error("a LAYER has no ROWS PER MATCH: each of its matches is one event of the layers "
+                             "that read it")
+        args["after"] = self._parse_mr_skip()
+        args["semantics"] = self._parse_mr_semantics()
+        if args["semantics"] is not None and self._match(TokenType.DISTINCT):
+            args["distinct"] = self.expression(exp.Var(this="DISTINCT"), token=self._prev)
+        args["pattern"] = self._parse_mr_pattern()
+        self._parse_mr_after_pattern(args)
+        if not self._match(TokenType.R_PAREN):
+            self._mr_unexpected("')' to close the LAYER")
+        return self.expression(Layer(**args), token=tok)
 
     def _parse_mr_after_pattern(self, args: dict) -> None:
         """The clauses after PATTERN into ``args``: WITHIN, WITH TIMEOUT ROWS, SUBSET, DEFINE."""
@@ -1305,6 +1434,14 @@ class SparkCepParser(WindowSyntax, SparkParser):
         var = self._parse_mr_variable()
         if var is None:
             self.raise_error("Expecting a pattern variable name in DEFINE")
+        source = None
+        if self._match(TokenType.FROM):
+            source = self._parse_mr_variable()
+            if source is None:
+                self.raise_error("Expecting a LAYER name after FROM in DEFINE")
+            if not self._match(TokenType.ALIAS, advance=False):
+                true = self.expression(exp.Boolean(this=True), token=self._prev)
+                return self.expression(Definition(this=var, condition=true, source=source), token=tok)
         if not self._match(TokenType.ALIAS):
             self.raise_error("Expecting AS after the DEFINE variable")
         condition = self._parse_mr_expression()
@@ -1315,7 +1452,7 @@ class SparkCepParser(WindowSyntax, SparkParser):
             until = self._parse_mr_expression()
             if until is None:
                 self.raise_error("Expecting a condition after UNTIL")
-        return self.expression(Definition(this=var, condition=condition, until=until), token=tok)
+        return self.expression(Definition(this=var, condition=condition, until=until, source=source), token=tok)
 
 
 # --------------------------------------------------------------------------------------
@@ -1337,6 +1474,10 @@ class SparkCepGenerator(SparkGenerator):
             parts.append("PARTITION BY " + ", ".join(self.sql(x) for x in e.partition_by))
         if e.order:
             parts.append("ORDER BY " + ", ".join(self.sql(x) for x in e.order))
+        if e.period is not None:
+            parts.append(self.sql(e.period))
+        if e.layers:
+            parts.append(", ".join(self.sql(x) for x in e.layers))
         if e.measures:
             parts.append("MEASURES " + ", ".join(self.sql(x) for x in e.measures))
         if e.args.get("rows") is not None:
@@ -1360,13 +1501,42 @@ class SparkCepGenerator(SparkGenerator):
         joins = self.indent(self.expressions(e, key="joins", sep="", flat=True), skip_first=True)
         return f"{self.sql(e, 'this')} MATCH_RECOGNIZE {body}{alias}{joins}"
 
+    def _mr_period_sql(self, e: Period) -> str:
+        return f"PERIOD ({self.sql(e, 'this')}, {self.sql(e, 'expression')})"
+
+    def _mr_layer_sql(self, e: Layer) -> str:
+        parts = []
+        if e.partition_by:
+            parts.append("PARTITION BY " + ", ".join(self.sql(x) for x in e.partition_by))
+        if e.measures:
+            parts.append("MEASURES " + ", ".join(self.sql(x) for x in e.measures))
+        if e.skip is not None:
+            parts.append(self.sql(e.skip))
+        if e.args.get("semantics") is not None:
+            parts.append(f"SEMANTICS {e.semantics}" + (" DISTINCT" if e.distinct is not None else ""))
+        parts.append(self.sql(e.pattern))
+        if e.within is not None:
+            parts.append(f"WITHIN {self.sql(e.within)}")
+        if e.timeout is not None:
+            parts.append(self.sql(e.timeout))
+        if e.subsets:
+            parts.append("SUBSET " + ", ".join(self.sql(x) for x in e.subsets))
+        if e.definitions:
+            parts.append("DEFINE " + ", ".join(self.sql(x) for x in e.definitions))
+        return f"LAYER {self.sql(e, 'this')} AS ({' '.join(parts)})"
+
+    def _mr_spancall_sql(self, e: SpanCall) -> str:
+        return f"{e.args['kind']}({self.sql(e, 'this')})"
+
     def _mr_measure_sql(self, e: Measure) -> str:
         return f"{self.sql(e, 'this')} AS {self.sql(e, 'alias')}"
 
     def _mr_definition_sql(self, e: Definition) -> str:
         until = self.sql(e, "until")
         until = f" UNTIL {until}" if until else ""
-        return f"{self.sql(e, 'this')} AS {self.sql(e, 'condition')}{until}"
+        source = self.sql(e, "source")
+        source = f" FROM {source}" if source else ""
+        return f"{self.sql(e, 'this')}{source} AS {self.sql(e, 'condition')}{until}"
 
     def _mr_subsetdef_sql(self, e: SubsetDef) -> str:
         return f"{self.sql(e, 'this')} = ({', '.join(self.sql(v) for v in e.variables)})"
@@ -1429,6 +1599,9 @@ class SparkCepGenerator(SparkGenerator):
         ClassifierCall: _mr_classifier_sql,
         MatchNumberCall: _mr_matchnumber_sql,
         Verbatim: _mr_verbatim_sql,
+        Period: _mr_period_sql,
+        Layer: _mr_layer_sql,
+        SpanCall: _mr_spancall_sql,
         exp.GroupConcat: _listagg_sql,
         PatternWindow: pattern_window_sql,
     }

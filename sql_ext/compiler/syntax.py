@@ -3,7 +3,7 @@
 The rewrite re-emits the clause's expressions from sqlglot's trees, and sqlglot reads more than
 Spark's grammar does (``x > > 1`` as ``x >> 1``, ``f(, x)``, ``()``, ``INTERVAL '1'``, ...).  So
 before a clause is analysed, its Spark expressions - PARTITION BY, ORDER BY, MEASURES with their
-names, DEFINE and UNTIL conditions, the WITHIN interval - are sent as the user wrote them, in one
+names, DEFINE and UNTIL conditions, the WITHIN interval, and those of each LAYER and PERIOD - are sent as the user wrote them, in one
 plain SELECT, to the session's SQL parser: what it rejects is an error at the user's line:column
 with Spark's message.  RUNNING and FINAL (the standard's modifiers) are blanked out of that text;
 the rest of the clause (PATTERN, SUBSET, AFTER MATCH SKIP, ROWS PER MATCH, the variable names) is
@@ -59,10 +59,16 @@ def probe(sql: str, clause: MatchRecognizeClause) -> Probe:
             pieces.append(Piece(len(text) + 4, name_start, name_end - name_start))
             text += " AS " + sql[name_start:name_end]
 
-    items = [(e, None) for e in clause.partition_by]
-    items += [(m.this, m.args["alias"].meta.get("span")) for m in clause.measures]
-    items += [(e, None) for d in clause.definitions for e in (d.condition, d.until) if e is not None]
-    items += [(clause.within, None)] if clause.within is not None else []
+    items = []
+    for body in (*clause.layers, clause):  # (a LAYER's, docs/hierarchies.md)
+        items += [(e, None) for e in body.partition_by]
+        items += [(m.this, m.args["alias"].meta.get("span")) for m in body.measures]
+        # (``v FROM layer`` without AS: a TRUE the user did not write)
+        items += [(e, None) for d in body.definitions for e in (d.condition, d.until) if e is not None
+                  and "span" in e.meta]
+        items += [(body.within, None)] if body.within is not None else []
+    if clause.period is not None:
+        items += [(clause.period.this, None), (clause.period.expression, None)]
     for k, (node, name) in enumerate(items):
         if k:
             text += ", "
