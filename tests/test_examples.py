@@ -65,7 +65,8 @@ def test_every_example_names_its_data():
     files = example_files()
     assert {p.stem for p in files} >= {
         "v_shape_ticker", "sase_q1_shoplifting", "sase_q2_contamination", "sase_q3_rising_trend",
-        "flinkcep_ecommerce", "web_funnel", "web_sessions", "sensor_incidents", "price_runs_window"}
+        "flinkcep_ecommerce", "web_funnel", "web_sessions", "sensor_incidents", "sensor_incidents_layers",
+        "price_runs_window"}
     for path in files:
         text = path.read_text()
         assert text.startswith("--"), path.name
@@ -231,6 +232,16 @@ def test_sensor_incidents_two_layers(sess, views):
         # zone, heat sensor, smoke sensor, incident start, heat end, smoke start, incident end
         ("z1", "a", "b", hhmm(seconds=0), hhmm(seconds=60), hhmm(seconds=90), hhmm(seconds=120)),
     ]
+
+
+def test_sensor_incidents_in_one_statement_are_the_two_layers(sess, views):
+    """sensor_incidents_layers.sql (LAYER alarm inside the clause) finds what the two nested
+    MATCH_RECOGNIZE of sensor_incidents.sql find, on the hand-made and the generated data."""
+    views("sensor_readings", data.SENSOR_SCHEMA, sensor_rows())
+    assert run_file(sess, "sensor_incidents_layers") == run_file(sess, "sensor_incidents")
+    views("sensor_readings", *data.sensor_readings(zones=3, sensors=3, minutes=90, seed=5))
+    layered = run_file(sess, "sensor_incidents_layers")
+    assert layered and layered == run_file(sess, "sensor_incidents")
 
 
 def test_sensor_alarm_windows_bound_the_incident(sess, views):

@@ -71,10 +71,6 @@ def _clause(body: str) -> str:
 
 # (id, the statement, message, the text at the error position, its occurrence)
 ERRORS = [
-    ("the refusal", EXAMPLE_3,
-     "LAYER: event hierarchies are parsed and checked but not evaluated yet (docs/hierarchies.md); write each "
-     "layer as a MATCH_RECOGNIZE over the output of the one below (sql_examples/sensor_incidents.sql)",
-     "LAYER spike"),
     ("a layer declared twice", _replace("LAYER episode", "LAYER spike"),
      "LAYER: SPIKE is declared twice", "spike AS (\n    MEASURES COUNT", 1),
     ("FROM naming no layer", _replace("E FROM episode", "E FROM episodes"),
@@ -88,7 +84,7 @@ ERRORS = [
     ("a layer no variable reads", _replace("E FROM episode AS E.spikes = 2", "E AS kind = 'x'"),
      "LAYER EPISODE: no variable reads it (DEFINE v FROM EPISODE)", "episode AS"),
     ("a column that is not a measure of the layer", _replace("E.spikes = 2", "E.temp = 2"),
-     "E.temp: temp is not a measure of LAYER EPISODE (its MEASURES: spikes)", "E.temp"),
+     "E.temp: temp is not a measure of LAYER EPISODE (its MEASURES and PARTITION BY: spikes)", "E.temp"),
     ("EVENT_END of no variable", _replace("EVENT_END(E)", "EVENT_END(Q)"),
      "EVENT_END: Q is not a pattern variable", "Q)"),
     ("ALL ROWS PER MATCH with layers", _replace("  PATTERN (E R*? OFF)", "  ALL ROWS PER MATCH PATTERN (E R*? OFF)"),
@@ -124,8 +120,25 @@ ERRORS = [
      "DEFINE A FROM X: X names no LAYER of the clause", "x)"),
     ("PERIOD refused", _clause("ORDER BY ts PERIOD (a_start, ts) MEASURES A.ts AS x PATTERN (A)"),
      "PERIOD: interval rows are not evaluated yet (docs/hierarchies.md)", "PERIOD"),
-    ("EVENT_START refused", _clause("ORDER BY ts MEASURES EVENT_START(A) AS x PATTERN (A)"),
-     "EVENT_START: the interval functions are not evaluated yet (docs/hierarchies.md)", "EVENT_START"),
+    ("EVENT_START without layers", _clause("ORDER BY ts MEASURES EVENT_START(A) AS x PATTERN (A)"),
+     "EVENT_START: the interval functions are evaluated in a statement with LAYERs only, for now "
+     "(docs/hierarchies.md)", "EVENT_START"),
+    ("a layer's PARTITION BY expression", _replace("LAYER spike AS (", "LAYER spike AS (PARTITION BY temp + 1"),
+     "PARTITION BY: only column names of the input are supported", "temp + 1"),
+    ("layers without ORDER BY", _replace("PARTITION BY sensor ORDER BY ts", "PARTITION BY sensor").replace(
+        " WITHIN INTERVAL '12' MINUTE", ""),
+     "a statement with LAYERs needs ORDER BY: events are ordered by the rows that complete them", "LAYER spike"),
+    ("WITHIN over events in FLINKCEP semantics",
+     _replace("PATTERN (S1 S2) WITHIN", "SEMANTICS FLINKCEP PATTERN (S1 S2) WITHIN"),
+     "WITHIN over a layer's events is evaluated for SEMANTICS STANDARD without possessive quantifiers only, "
+     "for now (docs/hierarchies.md)", "INTERVAL '10'"),
+    ("WITHIN over events with a possessive quantifier", _replace("PATTERN (S1 S2)", "PATTERN (S1*+ S2)"),
+     "WITHIN over a layer's events is evaluated for SEMANTICS STANDARD without possessive quantifiers only, "
+     "for now (docs/hierarchies.md)", "INTERVAL '10'"),
+    ("a measure named like an input column the reader reads",
+     _replace("MEASURES MAX(temp) AS peak", "MEASURES MAX(temp) AS temp").replace("PATTERN (S1 S2)", "PATTERN (S1 S2 X)"),
+     "LAYER SPIKE: its measure temp has the name of another column the pattern reads (an input column or another "
+     "layer's measure): name it otherwise", "temp\n"),
 ]
 
 
@@ -134,3 +147,22 @@ def test_misuse_is_an_error_at_its_position(case):
     name, sql, message, needle, *occurrence = case
     error = _error(sql)
     assert (error.message, error.line, error.column) == (message, *at(sql, needle, *occurrence))
+
+
+def test_a_statement_with_layers_does_not_stream_yet():
+    streaming = StaticCatalog({"readings": "sensor string, ts timestamp, kind string, temp int, a_start timestamp"})
+    streaming.streaming, streaming.late_rows = True, None
+    with pytest.raises(MatchRecognizeError) as info:
+        rewrite_sql(EXAMPLE_3, streaming)
+    assert (info.value.message, info.value.line, info.value.column) == (
+        "LAYER: a statement with LAYERs does not stream yet (docs/hierarchies.md)", *at(EXAMPLE_3, "LAYER spike"))
+
+
+def test_each_layer_is_a_clause_over_what_it_reads():
+    """The expansion: the lowest layer reads the numbered rows, the upper ones a UNION ALL of
+    their sources' events (and rows) ordered by (completing row, level, MATCH_NUMBER)."""
+    sql = EXAMPLE_3.replace(" WITHIN INTERVAL '10' MINUTE", "").replace(" WITHIN INTERVAL '12' MINUTE", "")
+    text, done = rewrite_sql(sql, READINGS)  # (this catalog's types of intervals are not Spark's)
+    assert text.count("UNION ALL") == 1 and text.count("ROW_NUMBER() OVER (PARTITION BY `sensor` ORDER BY ts)") == 2
+    (_, top), = done
+    assert top.plan.skip.mode.value == "PAST LAST ROW" and "'EPISODE'" in text and "'SPIKE'" in text

@@ -217,7 +217,7 @@ def _check_output_names(analysis: Analysis):
 def _check_hierarchy(clause: MatchRecognizeClause, top: Body, layers: list) -> None:
     """The rules of docs/hierarchies.md that need no types: layer names, what ``FROM`` may
     name, what a LAYER may hold, EVENT_START / EVENT_END arguments, a variable's columns
-    against its layer's MEASURES; then the refusal: hierarchies are not evaluated yet."""
+    against its layer's MEASURES; then what is not evaluated yet."""
     names: dict = {}  # layer name -> its index
     read: set = set()
     for level, (layer, body) in enumerate([*zip(clause.layers, layers), (clause, top)]):
@@ -225,6 +225,9 @@ def _check_hierarchy(clause: MatchRecognizeClause, top: Body, layers: list) -> N
             name = variable_name(layer.this)
             if name in names:
                 raise error(f"LAYER: {name} is declared twice", layer.this)
+            for column in layer.partition_by:
+                if not isinstance(column, exp.Column) or column.table:
+                    raise error("PARTITION BY: only column names of the input are supported", column)
             if layer.timeout is not None:
                 raise error("a LAYER has no WITH TIMEOUT ROWS: only the statement's partial matches are reported",
                             layer.timeout)
@@ -245,11 +248,14 @@ def _check_hierarchy(clause: MatchRecognizeClause, top: Body, layers: list) -> N
                 if target is not None and variable_name(target) not in (*body.var_names, *body.subsets):
                     raise error(f"{call.args['kind']}: {variable_name(target)} is not a pattern variable", target)
             for column in node.find_all(exp.Column):
-                source = sources.get(variable_name(column.args["table"])) if column.table else None
-                if source is not None and column.name.lower() not in {m.name.lower() for m in source.measures}:
+                source = sources.get(variable_name(column.args["table"])) \
+                    if column.table and not isinstance(column.this, exp.Star) else None
+                carried = [*(c.name for c in source.partition_by), *(m.name for m in source.measures)] \
+                    if source is not None else []
+                if source is not None and column.name.lower() not in {c.lower() for c in carried}:
                     raise error(f"{column.table}.{column.name}: {column.name} is not a measure of LAYER "
-                                f"{variable_name(source.this)} (its MEASURES: "
-                                f"{', '.join(m.name for m in source.measures) or 'none'})", column)
+                                f"{variable_name(source.this)} (its MEASURES and PARTITION BY: "
+                                f"{', '.join(carried) or 'none'})", column)
         if layer is not clause:
             names[variable_name(layer.this)] = level
     for layer in clause.layers:
@@ -269,14 +275,11 @@ def _expressions(body) -> list:
 
 
 def _refuse_hierarchy(clause: MatchRecognizeClause) -> None:
-    """Event hierarchies are parsed and checked, not evaluated yet (docs/hierarchies.md, Status)."""
-    if clause.layers:
-        raise error("LAYER: event hierarchies are parsed and checked but not evaluated yet (docs/hierarchies.md); "
-                    "write each layer as a MATCH_RECOGNIZE over the output of the one below "
-                    "(sql_examples/sensor_incidents.sql)", clause.layers[0])
+    """What of docs/hierarchies.md is not evaluated yet: interval rows, the interval functions
+    without layers."""
     if clause.period is not None:
         raise error("PERIOD: interval rows are not evaluated yet (docs/hierarchies.md)", clause.period)
     call = next((c for node in _expressions(clause) for c in node.find_all(SpanCall)), None)
-    if call is not None:
-        raise error(f"{call.args['kind']}: the interval functions are not evaluated yet (docs/hierarchies.md)",
-                    call)
+    if call is not None and not clause.layers:
+        raise error(f"{call.args['kind']}: the interval functions are evaluated in a statement with LAYERs only, "
+                    "for now (docs/hierarchies.md)", call)

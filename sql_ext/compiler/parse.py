@@ -1468,20 +1468,22 @@ class SparkCepGenerator(SparkGenerator):
             return f"{self.sql(expression, 'to')} {self.sql(expression, 'this')}"
         return super().cast_sql(expression, safe_prefix)
 
-    def _mr_matchrecognizeclause_sql(self, e: MatchRecognizeClause) -> str:
+    def _mr_body_parts(self, e: MatchRecognizeClause | Layer) -> list:
+        """The clauses of a MATCH_RECOGNIZE's or a LAYER's body, in order (a LAYER lacks some)."""
+        lists = lambda key: ", ".join(self.sql(x) for x in e.args.get(key) or [])
         parts = []
         if e.partition_by:
-            parts.append("PARTITION BY " + ", ".join(self.sql(x) for x in e.partition_by))
-        if e.order:
-            parts.append("ORDER BY " + ", ".join(self.sql(x) for x in e.order))
-        if e.period is not None:
-            parts.append(self.sql(e.period))
-        if e.layers:
-            parts.append(", ".join(self.sql(x) for x in e.layers))
+            parts.append("PARTITION BY " + lists("partition_by"))
+        if e.args.get("order"):
+            parts.append("ORDER BY " + lists("order"))
+        if e.args.get("period") is not None:
+            parts.append(self.sql(e, "period"))
+        if e.args.get("layers"):
+            parts.append(lists("layers"))
         if e.measures:
-            parts.append("MEASURES " + ", ".join(self.sql(x) for x in e.measures))
+            parts.append("MEASURES " + lists("measures"))
         if e.args.get("rows") is not None:
-            parts.append(ROWS_SQL[e.rows])
+            parts.append(ROWS_SQL[e.args["rows"].name])
         if e.skip is not None:
             parts.append(self.sql(e.skip))
         if e.args.get("semantics") is not None:
@@ -1492,9 +1494,13 @@ class SparkCepGenerator(SparkGenerator):
         if e.timeout is not None:
             parts.append(self.sql(e.timeout))
         if e.subsets:
-            parts.append("SUBSET " + ", ".join(self.sql(x) for x in e.subsets))
+            parts.append("SUBSET " + lists("subsets"))
         if e.definitions:
-            parts.append("DEFINE " + ", ".join(self.sql(x) for x in e.definitions))
+            parts.append("DEFINE " + lists("define"))
+        return parts
+
+    def _mr_matchrecognizeclause_sql(self, e: MatchRecognizeClause) -> str:
+        parts = self._mr_body_parts(e)
         body = self.wrap(self.sep().join(parts))
         alias = self.sql(e, "alias")
         alias = f" AS {alias}" if alias else ""
@@ -1505,25 +1511,7 @@ class SparkCepGenerator(SparkGenerator):
         return f"PERIOD ({self.sql(e, 'this')}, {self.sql(e, 'expression')})"
 
     def _mr_layer_sql(self, e: Layer) -> str:
-        parts = []
-        if e.partition_by:
-            parts.append("PARTITION BY " + ", ".join(self.sql(x) for x in e.partition_by))
-        if e.measures:
-            parts.append("MEASURES " + ", ".join(self.sql(x) for x in e.measures))
-        if e.skip is not None:
-            parts.append(self.sql(e.skip))
-        if e.args.get("semantics") is not None:
-            parts.append(f"SEMANTICS {e.semantics}" + (" DISTINCT" if e.distinct is not None else ""))
-        parts.append(self.sql(e.pattern))
-        if e.within is not None:
-            parts.append(f"WITHIN {self.sql(e.within)}")
-        if e.timeout is not None:
-            parts.append(self.sql(e.timeout))
-        if e.subsets:
-            parts.append("SUBSET " + ", ".join(self.sql(x) for x in e.subsets))
-        if e.definitions:
-            parts.append("DEFINE " + ", ".join(self.sql(x) for x in e.definitions))
-        return f"LAYER {self.sql(e, 'this')} AS ({' '.join(parts)})"
+        return f"LAYER {self.sql(e, 'this')} AS ({' '.join(self._mr_body_parts(e))})"
 
     def _mr_spancall_sql(self, e: SpanCall) -> str:
         return f"{e.args['kind']}({self.sql(e, 'this')})"

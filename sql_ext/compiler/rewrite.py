@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from sqlglot import exp
 
-from . import lower, syntax
+from . import hierarchy, lower, syntax
 
 from .analyze import analyze, error, with_late_rows
 from .catalog import Catalog
@@ -85,18 +85,29 @@ def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: l
 
 
 def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, alias: str,
-            windowed: WindowPass | None = None) -> lower.Lowered:
+            windowed: WindowPass | None = None, ctes: str | None = None) -> lower.Lowered:
     """The engine plan and Spark SQL replacing ``clause``, its input (``input_text``) and its
     alias (the user's text after the clause's closing parenthesis); the UDTF is registered in
     ``catalog``.  An error Spark raises while typing a part of the clause is reported at that
     part of the user's SQL, with Spark's message.  ``windowed``: the clause is a window's pattern
-    recognition (R020)."""
-    ctes = _enclosing_ctes(clause) if windowed is None else windowed.ctes
+    recognition (R020); ``ctes``: the CTEs the input sees (default: those around ``clause``).
+    A clause with LAYERs is rewritten as its expansion (``hierarchy``): each layer, then the
+    statement's pattern over the union of what it reads."""
+    if ctes is None:
+        ctes = _enclosing_ctes(clause) if windowed is None else windowed.ctes
     schema = lambda sql: catalog.schema(ctes + sql)
     input_fields = windowed.fields if windowed is not None else \
         checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
     analysis = analyze(clause, [f.name for f in input_fields], windowed and windowed.frame)
     streaming = getattr(catalog, "streaming", False)
+    demand = windowed.demand if windowed is not None else None if streaming else demanded(clause)
+    if clause.layers:
+        if streaming:
+            raise error("LAYER: a statement with LAYERs does not stream yet (docs/hierarchies.md)", clause.layers[0])
+        layer = lambda c, text: rewrite(c, catalog, text, "", ctes=ctes).text
+        clause, input_text = hierarchy.expand(clause, input_text, input_fields, layer, schema)
+        input_fields = checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
+        analysis = analyze(clause, [f.name for f in input_fields])
     if not streaming and catalog.is_streaming(ctes + f"SELECT * FROM {input_text}"):
         if windowed is not None:
             raise error("the input of a window with pattern recognition is a streaming relation: such a window "
@@ -130,7 +141,6 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         schema, ((f"SELECT {to_spark_sql(e)} FROM {lowered.source}", node)
                  for (_, e), node in zip(planned.measures, measures)), clause))
     computes = (*planned.computed.values(), *(e for _, e in planned.measures))
-    demand = windowed.demand if windowed is not None else None if streaming else demanded(clause)
     if demand is None:
         return lowered._replace(computes=computes)
     # checked whole (as Spark analyses every column of a subquery), run with what is read

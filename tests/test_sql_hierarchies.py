@@ -1,0 +1,227 @@
+"""Event hierarchies in one statement (docs/hierarchies.md) through ``spark.sql``: SQL in, rows
+out, against the worked examples and against the multi-layer oracle (tests/hierarchy_oracle.py)
+on random hierarchies over random streams."""
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import pytest
+
+import hierarchy_oracle as ho
+from sql_support import analysis_error, at, mr_spark, view  # noqa: F401  (mr_spark: a fixture)
+
+T0 = dt.datetime(2026, 1, 1)
+
+
+def minute(k: int) -> dt.datetime:
+    return T0 + dt.timedelta(minutes=k)
+
+
+def minutes(value: dt.datetime | None) -> int | None:
+    return None if value is None else int((value - T0).total_seconds() // 60)
+
+
+# ---- docs/hierarchies.md's worked examples --------------------------------------------------
+
+EXAMPLE_1 = """SELECT * FROM readings MATCH_RECOGNIZE (
+  PARTITION BY sensor ORDER BY ts
+  LAYER spike AS (
+    MEASURES MAX(temp) AS peak, COUNT(*) AS readings
+    PATTERN (HOT{2,}) WITHIN INTERVAL '3' MINUTE
+    DEFINE HOT AS kind = 'temp' AND temp >= 80)
+  MEASURES EVENT_START(S) AS spike_start, S.peak AS peak, OFF.ts AS off_ts,
+           MATCH_START() AS match_start, MATCH_END() AS match_end
+  PATTERN (S OFF)
+  DEFINE S FROM spike AS S.peak >= 90,
+         OFF AS kind = 'fan_off') AS m"""
+
+
+def _readings(spark, rows):
+    view(spark, "readings", "sensor STRING, ts TIMESTAMP, kind STRING, temp INT",
+         [("s1", minute(k), kind, temp) for k, kind, temp in rows])
+
+
+def test_example_1_a_spike_then_the_fan_stopping(mr_spark):
+    _readings(mr_spark, [(0, "temp", 70), (1, "temp", 85), (2, "temp", 90), (3, "temp", 88), (4, "fan_off", None),
+                         (5, "temp", 95), (6, "temp", 96), (7, "temp", 50), (8, "fan_off", None)])
+    rows = mr_spark.sql(EXAMPLE_1).collect()
+    assert [(r.sensor, minutes(r.spike_start), r.peak, minutes(r.off_ts), minutes(r.match_start),
+             minutes(r.match_end)) for r in rows] == [("s1", 1, 90, 4, 1, 4)]
+
+
+EXAMPLE_3 = """SELECT * FROM readings MATCH_RECOGNIZE (
+  PARTITION BY sensor ORDER BY ts
+  LAYER spike AS (
+    MEASURES MAX(temp) AS peak
+    PATTERN (HOT{2,}) WITHIN INTERVAL '3' MINUTE
+    DEFINE HOT AS kind = 'temp' AND temp >= 80),
+  LAYER episode AS (
+    MEASURES COUNT(*) AS spikes
+    PATTERN (S1 S2) WITHIN INTERVAL '10' MINUTE
+    DEFINE S1 FROM spike, S2 FROM spike)
+  MEASURES MATCH_START() AS match_start, MATCH_END() AS match_end
+  PATTERN (E R*? OFF) WITHIN INTERVAL '12' MINUTE
+  DEFINE E FROM episode, OFF AS kind = 'fan_off') AS m"""
+
+
+def test_example_3_three_layers_and_their_windows(mr_spark):
+    temps = [(0, 85), (1, 86), (2, 60), (3, 90), (4, 91), (5, 40), (6, 30), (10, 85), (11, 88), (12, 50), (20, 92),
+             (21, 93), (22, 10), (30, 85), (31, 86), (32, 50), (34, 90), (35, 95), (36, 20)]
+    _readings(mr_spark, sorted([(k, "temp", t) for k, t in temps] + [(k, "fan_off", None) for k in (7, 24, 45)]))
+    rows = mr_spark.sql(EXAMPLE_3).collect()
+    assert [(minutes(r.match_start), minutes(r.match_end)) for r in rows] == [(0, 7)]
+
+
+EXAMPLE_4 = """SELECT * FROM readings MATCH_RECOGNIZE (
+  PARTITION BY sensor ORDER BY ts
+  LAYER pair AS (
+    MEASURES MATCH_NUMBER() AS pair_no
+    AFTER MATCH SKIP TO NEXT ROW
+    PATTERN (HOT HOT) DEFINE HOT AS temp >= 80),
+  LAYER cooling AS (
+    MEASURES MATCH_NUMBER() AS cool_no
+    PATTERN (HOT COOL) DEFINE HOT AS temp >= 80, COOL AS temp < 80)
+  MEASURES COUNT(P.*) AS pairs, FIRST(P.pair_no) AS first_pair, D.cool_no AS cool_no,
+           MATCH_START() AS match_start, MATCH_END() AS match_end
+  PATTERN (P+ D)
+  DEFINE P FROM pair, D FROM cooling) AS m"""
+
+
+def test_example_4_skip_modes_and_match_numbers_per_layer(mr_spark):
+    _readings(mr_spark, [(k, "temp", t) for k, t in enumerate([85, 90, 95, 60, 88, 91, 50])])
+    rows = mr_spark.sql(EXAMPLE_4).collect()
+    assert [(r.pairs, r.first_pair, r.cool_no, minutes(r.match_start), minutes(r.match_end)) for r in rows] == [
+        (2, 1, 1, 0, 3), (1, 3, 2, 4, 6)]
+
+
+EXAMPLE_5 = """SELECT * FROM sensor_readings MATCH_RECOGNIZE (
+  PARTITION BY zone ORDER BY ts
+  LAYER alarm AS (
+    PARTITION BY sensor
+    MEASURES CASE WHEN COUNT(H.*) > 0 THEN 'heat' ELSE 'smoke' END AS kind
+    PATTERN (H{2,} | S{2,}) WITHIN INTERVAL '5' MINUTE
+    DEFINE H AS temp >= 60, S AS smoke >= 0.3)
+  MEASURES HEAT.sensor AS heat_sensor, SMOKE.sensor AS smoke_sensor,
+           MATCH_START() AS match_start, MATCH_END() AS match_end
+  PATTERN (HEAT SMOKE) WITHIN INTERVAL '10' MINUTE
+  DEFINE HEAT FROM alarm AS HEAT.kind = 'heat',
+         SMOKE FROM alarm AS SMOKE.kind = 'smoke' AND SMOKE.sensor <> HEAT.sensor) AS i"""
+
+
+def test_example_5_alarms_per_sensor_incidents_per_zone(mr_spark):
+    readings = [(0, "s1", 65, 0.0), (1, "s2", 20, 0.4), (2, "s1", 66, 0.0), (3, "s2", 20, 0.5), (4, "s1", 30, 0.0),
+                (5, "s2", 20, 0.0), (10, "s2", 20, 0.6), (11, "s2", 20, 0.7), (12, "s2", 20, 0.0), (20, "s1", 70, 0.0),
+                (21, "s1", 71, 0.0), (22, "s1", 20, 0.0), (30, "s2", 20, 0.3), (31, "s2", 20, 0.3), (32, "s2", 20, 0.0)]
+    view(mr_spark, "sensor_readings", "zone STRING, ts TIMESTAMP, sensor STRING, temp INT, smoke DOUBLE",
+         [("z1", minute(k), sensor, temp, smoke) for k, sensor, temp, smoke in readings])
+    rows = mr_spark.sql(EXAMPLE_5).collect()
+    assert [(r.zone, r.heat_sensor, r.smoke_sensor, minutes(r.match_start), minutes(r.match_end)) for r in rows] == [
+        ("z1", "s1", "s2", 0, 3)]
+
+
+def test_a_layer_error_is_placed_in_the_users_sql(mr_spark):
+    _readings(mr_spark, [(0, "temp", 70)])
+    sql = EXAMPLE_1.replace("S.peak >= 90", "S.peak >= 'x' + DATE'2020-01-01'")
+    error = analysis_error(mr_spark, sql)
+    assert (error.line, error.column) == at(sql, "S.peak >= 'x'")
+
+
+# ---- random hierarchies against the oracle ---------------------------------------------------
+
+STANDARD = ["A B", "A B+ C", "A+ B?", "(A | B)+ C", "A B* C", "A{2,3}", "A+? B", "A | B C"]
+FLINKCEP = ["A -> B", "A ->> B", "A B+ C", "A -> B+ -> C", "A+ B", "A -> B?"]
+
+
+class Case:
+    """A random hierarchy (1-3 layers under the top) over two partitions of random rows: raw
+    variables test a letter column, event variables their layer's COUNT(*) measure; random
+    skip modes, semantics and WITHIN (over a layer's events: standard semantics only)."""
+
+    def __init__(self, seed: int):
+        rng = random.Random(seed)
+        self.layers = []  # (name, pattern, semantics, skip, within, {var: (source | None, threshold or letter)})
+        count = rng.choice([2, 2, 3, 3, 4])
+        for level in range(count):
+            semantics = rng.choice(["standard", "flinkcep"])
+            pattern = rng.choice(STANDARD if semantics == "standard" else FLINKCEP)
+            names = sorted({c for c in pattern if c.isalpha() and c.isupper()})
+            # the top (the last) and at least one variable of each layer above the lowest read a layer
+            reads = {v: f"l{rng.randrange(level)}" for v in names if level and rng.random() < .6}
+            if level and not reads:
+                reads[rng.choice(names)] = f"l{level - 1}"
+            define = {v: (reads[v], rng.choice([1, 1, 1, 2, 3])) if v in reads else (None, rng.choice("ab"))
+                      for v in names}
+            skip = rng.choice(["PAST LAST ROW", "TO NEXT ROW"] if semantics == "standard"
+                              else ["NO SKIP", "TO NEXT ROW", "PAST LAST ROW"])
+            within = rng.choice([None, None, 4, 8]) if semantics == "standard" or not reads else None
+            self.layers.append((f"l{level}", pattern, semantics, skip, within, define))
+        # every layer below the top must be read by some layer above it
+        while True:
+            read = {s for *_, define in self.layers for s, _ in define.values() if s}
+            kept = [layer for layer in self.layers[:-1] if layer[0] in read] + [self.layers[-1]]
+            if kept == self.layers:
+                break
+            self.layers = kept
+        self.rows = []  # (partition, ts minute, letter)
+        for part in ("p", "q"):
+            t = 0
+            for _ in range(rng.randint(0, 16)):
+                t += rng.randint(1, 3)
+                self.rows.append((part, t, rng.choice("ab")))
+
+    def sql(self) -> str:
+        parts = []
+        for k, (name, pattern, semantics, skip, within, define) in enumerate(self.layers):
+            top = k == len(self.layers) - 1
+            conditions = []
+            for v, (source, test) in define.items():
+                if source:
+                    conditions.append(f"{v} FROM {source} AS {v}.n_{source} >= {test}")
+                else:
+                    conditions.append(f"{v} AS c = '{test}'")
+            body = (("MEASURES MATCH_NUMBER() AS mn, MATCH_START() AS ms, MATCH_END() AS me, COUNT(*) AS items "
+                     if top else f"MEASURES COUNT(*) AS n_{name} ") +
+                    f"AFTER MATCH {'NO SKIP' if skip == 'NO SKIP' else 'SKIP ' + skip} SEMANTICS {semantics.upper()} "
+                    f"PATTERN ({pattern}) " + (f"WITHIN INTERVAL '{within}' MINUTE " if within else "") +
+                    "DEFINE " + ", ".join(conditions))
+            parts.append(body if top else f"LAYER {name} AS ({body})")
+        return ("SELECT * FROM stream MATCH_RECOGNIZE (PARTITION BY part ORDER BY ts "
+                + ", ".join(parts[:-1]) + " " + parts[-1] + ") AS m")
+
+    def expected(self) -> list:
+        layers = []
+        for k, (name, pattern, semantics, skip, within, define) in enumerate(self.layers):
+            conditions = {}
+            for v, (source, test) in define.items():
+                if source:
+                    conditions[v] = lambda e, m, s=source, t=test: e[f"n_{s}"] >= t
+                else:
+                    conditions[v] = lambda e, m, t=test: e["c"] == t
+            layers.append(ho.Layer(name, pattern, sources={v: s for v, (s, _) in define.items() if s},
+                                   define=conditions, semantics=semantics, skip=skip, within=within,
+                                   measures=lambda m, n=name: {f"n_{n}": len(m)}))
+        out = []
+        for part in ("p", "q"):
+            rows = [{"ts": t, "c": c} for p, t, c in self.rows if p == part]
+            top = ho.evaluate(layers, ho.raw_events(rows))[layers[-1].name]
+            out += [(part, e.number, e.start, e.end, len(e.members)) for e in top]
+        return out
+
+
+def _check(spark, seed: int):
+    case = Case(seed)
+    view(spark, "stream", "part STRING, ts TIMESTAMP, c STRING", [(p, minute(t), c) for p, t, c in case.rows])
+    got = sorted((r.part, r.mn, minutes(r.ms), minutes(r.me), r.items) for r in spark.sql(case.sql()).collect())
+    assert got == sorted(case.expected()), case.sql()
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_hierarchies_agree_with_the_oracle(mr_spark, seed):
+    _check(mr_spark, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(24, 100))
+def test_more_random_hierarchies_agree_with_the_oracle(mr_spark, seed):
+    _check(mr_spark, seed)
