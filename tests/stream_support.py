@@ -90,13 +90,47 @@ def write_script(path: str, schema: str, batches: list) -> str:
 
 def scripted(spark, path: str, event_time: str, delay: str):
     """The streaming DataFrame of the script at ``path`` with a watermark on ``event_time``."""
+    return _script(spark, path).withWatermark(event_time, delay)
+
+
+def arriving(spark, path: str):
+    """The streaming DataFrame of the script at ``path`` with its rows' arrival time (the
+    micro-batch's ``current_timestamp()``) in a column ``arrival``."""
+    from pyspark.sql import functions as F
+
+    return _script(spark, path).withColumn("arrival", F.current_timestamp())
+
+
+def _script(spark, path: str):
     import sys
 
     from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests/
     spark.dataSource.register(ScriptedSource)
-    return spark.readStream.format("scripted").option("path", path).load().withWatermark(event_time, delay)
+    return spark.readStream.format("scripted").option("path", path).load()
+
+
+def run_until(df, checkpoint: str, done, timeout: float = 240):
+    """Run the streaming DataFrame ``df`` with a 200 ms processing-time trigger until
+    ``done(rows)`` holds of its collected rows (batch id, row), at most ``timeout`` seconds;
+    (those rows, the query's progress reports)."""
+    import time
+
+    got: list = []
+    writer = df.writeStream.outputMode("append").option("checkpointLocation", checkpoint) \
+        .foreachBatch(lambda frame, batch: got.extend((batch, tuple(r)) for r in frame.collect()))
+    query = writer.trigger(processingTime="200 milliseconds").start()
+    try:
+        deadline = time.monotonic() + timeout
+        while not done(list(got)) and time.monotonic() < deadline and query.isActive:
+            time.sleep(0.5)
+        if query.exception() is not None:
+            raise query.exception()
+        progress = query.recentProgress
+    finally:
+        query.stop()
+    return list(got), progress
 
 
 def run_to_end(df, checkpoint: str):

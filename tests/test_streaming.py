@@ -17,7 +17,7 @@ import tempfile
 import pytest
 
 import sql_ext
-from stream_support import END_TS, micros, run_to_end, scripted, write_script
+from stream_support import END_TS, arriving, micros, run_to_end, run_until, scripted, write_script
 from udtf.errors import MatchRecognizeError
 
 pytestmark = pytest.mark.slow
@@ -324,6 +324,46 @@ def test_idle_key_window_closed_by_timer(ss, workdir):
     got, progress = run_to_end(sql_ext.stream(ss, sql.format(src="events_live")), f"{workdir}/cp")
     # batch 3 runs with the watermark at 7 s (8 s less the delay): past z's window (0..5 s)
     assert got == [(3, ("z", 1))]
+
+
+PROCESSING_TIME = """
+    SELECT k, a, b, timed_out FROM arrivals MATCH_RECOGNIZE (PARTITION BY k ORDER BY arrival, seq
+      MEASURES A.seq AS a, B.seq AS b SEMANTICS FLINKCEP
+      PATTERN (A -> B) WITHIN INTERVAL '2' SECOND WITH TIMEOUT ROWS
+      DEFINE A AS x = 1, B AS x = 2) AS m"""
+
+
+def test_processing_time_within_times_out_idle_keys_exactly_once(ss, workdir):
+    """``processing_time=True`` (FlinkCEP's ``inProcessingTime``): WITHIN is measured on the
+    arrival time (``current_timestamp()``, the micro-batch's timestamp).  p's A and B arrive
+    together: a match.  q's A waits alone; the wall clock closes its 2 s window in a micro-batch
+    without input rows (the processing-time timer), a timeout row.  The query stops and
+    restarts on its checkpoint; q's B, arriving after the close, matches nothing, r's A and B
+    match, and nothing before the restart comes out again."""
+    schema = "k string, x bigint, seq bigint"
+    script = write_script(f"{workdir}/script.json", schema, [[["p", 1, 1], ["p", 2, 2], ["q", 1, 3]]])
+    arriving(ss, script).createOrReplaceTempView("arrivals")
+    query = sql_ext.stream(ss, PROCESSING_TIME, processing_time=True)
+    first, _ = run_until(query, f"{workdir}/cp", lambda got: any(r[0] == "q" for _, r in got))
+    assert sorted(r for _, r in first) == [("p", 1, 2, False), ("q", 3, None, True)]
+    timeout_batch = next(batch for batch, r in first if r[0] == "q")
+    assert timeout_batch > 0  # the script's one batch of rows is micro-batch 0
+    write_script(script, schema, [[["p", 1, 1], ["p", 2, 2], ["q", 1, 3]], [["q", 2, 4], ["r", 1, 5], ["r", 2, 6]]])
+    second, _ = run_until(query, f"{workdir}/cp", lambda got: any(r[0] == "r" for _, r in got))
+    assert [r for _, r in second] == [("r", 5, 6, False)]
+    assert min(batch for batch, _ in second) > timeout_batch
+
+
+def test_processing_time_orders_by_arrival_first(ss, workdir):
+    """The first ORDER BY key is the arrival time: a TIMESTAMP, ascending - refused at it
+    otherwise."""
+    script = write_script(f"{workdir}/script.json", "k string, x bigint, seq bigint", [[["a", 1, 1]]])
+    arriving(ss, script).createOrReplaceTempView("arrivals")
+    for order in ("seq", "arrival DESC"):
+        sql = f"SELECT * FROM arrivals MATCH_RECOGNIZE (ORDER BY {order} MEASURES A.x AS v PATTERN (A) DEFINE A AS x > 0)"
+        with pytest.raises(MatchRecognizeError, match="processing time orders by arrival time first") as info:
+            sql_ext.stream(ss, sql, processing_time=True)
+        assert (info.value.line, info.value.column) == (1, sql.index(order) + 1)
 
 
 SHORT_LIVED = """

@@ -27,6 +27,10 @@ the plan reads MATCH_NUMBER or ``^`` across idle gaps, its meta row (``Tail``).
 
 A row whose event time is at or before the watermark of the shard's previous step is *late*:
 the matcher has read rows of its key past it, so it is set aside (``Step.late``).
+
+In processing time (FlinkCEP's ``inProcessingTime``) the first ORDER BY key is the rows'
+arrival time and the micro-batch's processing time is handed in where the watermark is: the
+step is the same.
 """
 from __future__ import annotations
 
@@ -613,15 +617,16 @@ def _merged(parts: list) -> Emitted:
 
 class ShardProcessor:
     """The worker side of the stateful operator (sql_ext.streaming): a shard's step between its
-    state store value (``state``: get / update / clear) and its event-time timer (``handle``:
-    registerTimer / deleteTimer), packets in, packets out."""
+    state store value (``state``: get / update / clear) and its timer (``handle``: registerTimer /
+    deleteTimer; event time, or processing time), packets in, packets out."""
 
     def __init__(self, spec_json: str):
         spec = StreamSpec.from_json(spec_json)
         self.stepper = ShardStepper(spec, arrow_schema(spec.inputs), arrow_schema(spec.outputs))
 
     def step(self, state, handle, packets: list, watermark_ms: int, fired: int | None = None) -> list:
-        """The output packets of a step over the rows of ``packets`` (None when a timer fired)."""
+        """The output packets of a step over the rows of ``packets`` (None when a timer fired)
+        with the clock (the watermark, or the processing time) at ``watermark_ms``."""
         stepper = self.stepper
         stored = load_state(state.get())
         previous = -1 if stored is None else stored.timer

@@ -8,13 +8,15 @@ call the clause reads a temporary view::
     SELECT pmod(hash(<PARTITION BY>), <shards>) AS shard, <shipped columns>
     FROM (SELECT *, <row-level precomputed columns> FROM <input>)
     -> mapInArrow(pack)                  one Arrow IPC packet per shard and input batch
-    -> groupBy(shard).transformWithState(<processor>, Append, EventTime)
+    -> groupBy(shard).transformWithState(<processor>, Append, EventTime | ProcessingTime)
                                          udtf.stream.ShardProcessor: a shard's state store value,
-                                         its event-time timer, output packets
+                                         its timer, output packets
     -> mapInArrow(unpack)                the UDTF's output columns
 
 so the rest of the user's statement (the SELECT around the clause) runs on it unchanged.  The
-input's first ORDER BY key must be its event-time column (``withWatermark``), ascending.
+input's first ORDER BY key must be its event-time column (``withWatermark``), ascending; with
+``processing_time`` (FlinkCEP's ``inProcessingTime``) it is the rows' arrival time (a TIMESTAMP
+column from ``current_timestamp()``) and the micro-batch's processing time plays the watermark.
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ _WATERMARK = "spark.watermarkDelayMs"  # column metadata Spark sets on the event
 SHARD = "__sparkcep_shard"
 
 
-def stream(spark, sql: str, args=None, *, late_rows: str | None = None):
+def stream(spark, sql: str, args=None, *, late_rows: str | None = None, processing_time: bool = False):
     """The streaming DataFrame of the query ``sql``: one SELECT statement whose MATCH_RECOGNIZE
     reads a streaming relation (a temporary view of a streaming DataFrame, for one) with a
     watermark on its first ORDER BY column.  Write it with ``writeStream`` in append mode.
@@ -51,6 +53,12 @@ def stream(spark, sql: str, args=None, *, late_rows: str | None = None):
     ``late_rows``: the name of a column the clause's output gains, holding each late input
     row (a STRUCT of the input's columns) on a row of its own, NULL on the others (FlinkCEP's
     ``sideOutputLateData``); without it late rows are dropped.
+
+    ``processing_time`` (FlinkCEP's ``inProcessingTime``): the first ORDER BY key is the rows'
+    arrival time, a TIMESTAMP column the input takes from ``current_timestamp()`` (the
+    micro-batch's timestamp), and the clock is Spark's processing time instead of a watermark:
+    a micro-batch releases the rows at or before its timestamp, and processing-time timers
+    decide WITHIN windows the wall clock closed, for idle keys too.
 
     The session's state store provider becomes RocksDB when it is Spark's default (the
     ``transformWithState`` operator requires it).  Classic and Spark Connect sessions alike:
@@ -73,7 +81,8 @@ def stream(spark, sql: str, args=None, *, late_rows: str | None = None):
         raise MatchRecognizeError(f"streaming MATCH_RECOGNIZE needs {_PROVIDER}={ROCKSDB} "
                                   f"(transformWithState requires it); the session has {provider}")
     shipping.prepare(spark)
-    rewritten, done = rewrite_sql(sql, StreamCatalog(spark, named_args(args), late_rows=late_rows))
+    catalog = StreamCatalog(spark, named_args(args), late_rows=late_rows, processing_time=processing_time)
+    rewritten, done = rewrite_sql(sql, catalog)
     failures.remember(e for _, lowered in done for e in lowered.computes)
     return spark.sql(rewritten, named_args(args))
 
@@ -84,9 +93,10 @@ class StreamCatalog(SparkCatalog):
 
     streaming = True
 
-    def __init__(self, spark, args=None, run=None, late_rows: str | None = None):
+    def __init__(self, spark, args=None, run=None, late_rows: str | None = None, processing_time: bool = False):
         super().__init__(spark, args, run)
         self.late_rows = late_rows
+        self.processing_time = processing_time
 
     def register_stream(self, lowered: Lowered, analysis: Analysis, computed: str, computed_fields: tuple,
                         input_fields: tuple):
@@ -102,7 +112,12 @@ class StreamCatalog(SparkCatalog):
         first = clause.order[0]
         event_time = analysis_column(analysis, first.this)
         field = source.schema[event_time]
-        if _WATERMARK not in field.metadata or first.args.get("desc"):
+        if self.processing_time:
+            if field.dataType.typeName() != "timestamp" or first.args.get("desc"):
+                raise error("a MATCH_RECOGNIZE streamed in processing time orders by arrival time first: "
+                            f"{event_time} must be a TIMESTAMP column the input takes from current_timestamp(), "
+                            "ascending", first)
+        elif _WATERMARK not in field.metadata or first.args.get("desc"):
             raise error(f"a streaming MATCH_RECOGNIZE orders by event time first: {event_time} must be the "
                         "input's watermark column (DataFrame.withWatermark), ascending", first)
         types = {f.name: f for f in computed_fields}
@@ -113,7 +128,7 @@ class StreamCatalog(SparkCatalog):
         plan = lowered.plan
         shards = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
         context = lookback(plan)
-        parts = fingerprint(analysis, plan, order, input_fields, self.args, shards)
+        parts = fingerprint(analysis, plan, order, input_fields, self.args, shards, self.processing_time)
         spec = StreamSpec(plan.to_json(), inputs, outputs, order, context,
                           Fingerprint(parts, context, reads_across_gaps(plan, context)))
         keys = [_hashable(quote(k), types[k].type) for k in plan.partition]
@@ -124,8 +139,9 @@ class StreamCatalog(SparkCatalog):
 
         output = StructType.fromJson({"type": "struct", "fields": [
             {"name": f.name, "type": json.loads(f.json), "nullable": True, "metadata": {}} for f in lowered.output]})
-        matched = packets.groupBy("shard").transformWithState(_processor(spec.to_json()), "rows BINARY",
-                                                               "Append", "EventTime")
+        matched = packets.groupBy("shard").transformWithState(
+            _processor(spec.to_json(), self.processing_time), "rows BINARY", "Append",
+            "ProcessingTime" if self.processing_time else "EventTime")
         matched.mapInArrow(_unpacker(output.json()), output).createOrReplaceTempView(stream_view(lowered.name))
 
 
@@ -157,8 +173,9 @@ def _unpacker(schema_json: str):
     return unpack
 
 
-def _processor(spec_json: str):
-    """The stateful processor running ``spec_json`` (a ``StreamSpec``).  Its class is made here
+def _processor(spec_json: str, processing_time: bool):
+    """The stateful processor running ``spec_json`` (a ``StreamSpec``), its clock the
+    watermark or (``processing_time``) the micro-batch's timestamp.  Its class is made here
     so that it is pickled by value, and it imports ``udtf`` only where rows are processed:
     Spark also unpickles it and runs its ``init`` on the driver, in a Python worker of its own
     (pyspark's ``transform_with_state_driver_worker``) whose path lacks the zip ``enable``
@@ -181,7 +198,9 @@ def _processor(spec_json: str):
                 from udtf.stream import ShardProcessor
 
                 self.shard = ShardProcessor(spec_json)
-            out = self.shard.step(self.state, self.handle, packets, timer_values.getCurrentWatermarkInMs(), fired)
+            clock = timer_values.getCurrentProcessingTimeInMs() if processing_time else \
+                timer_values.getCurrentWatermarkInMs()
+            out = self.shard.step(self.state, self.handle, packets, clock, fired)
             return iter([Row(rows=blob) for blob in out])
 
         def handleInputRows(self, key, rows, timerValues):
@@ -196,10 +215,12 @@ def _processor(spec_json: str):
     return MatchRecognizeProcessor()
 
 
-def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, args, shards: int) -> tuple:
+def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, args, shards: int,
+                processing_time: bool) -> tuple:
     """(name, digest) of each part of the statement a stream's state depends on (MEASURES is
-    not one: a measure reads the rows a match holds, whatever the measures were), and of the
-    number of ``shards`` its keys are hashed into."""
+    not one: a measure reads the rows a match holds, whatever the measures were), of the
+    number of ``shards`` its keys are hashed into and, in processing time, of the clock (an
+    event-time state holds a watermark where it holds a processing time)."""
     clause = analysis.clause
     parts = {
         "PARTITION BY": plan.partition,
@@ -216,6 +237,8 @@ def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, arg
         "spark.sql.ansi.enabled, spark.sql.session.timeZone": (plan.ansi, plan.zone),
         "spark.sql.shuffle.partitions (the number of shards)": shards,
     }
+    if processing_time:  # absent in event time: the fingerprints of event-time checkpoints stay as they were
+        parts["the clock (processing_time)"] = "processing time"
     return tuple((name, hashlib.sha1(json.dumps(value, default=str).encode()).hexdigest()[:16])
                  for name, value in parts.items())
 
