@@ -125,6 +125,9 @@ ERRORS = [
      "(docs/hierarchies.md)", "EVENT_START"),
     ("a layer's PARTITION BY expression", _replace("LAYER spike AS (", "LAYER spike AS (PARTITION BY temp + 1"),
      "PARTITION BY: only column names of the input are supported", "temp + 1"),
+    ("a refined layer over events lacking its keys", _replace("LAYER episode AS (", "LAYER episode AS (PARTITION BY kind"),
+     "LAYER EPISODE PARTITION BY kind: the events of LAYER SPIKE do not carry kind (a layer partitioned by it does)",
+     "kind\n    MEASURES COUNT"),
     ("layers without ORDER BY", _replace("PARTITION BY sensor ORDER BY ts", "PARTITION BY sensor").replace(
         " WITHIN INTERVAL '12' MINUTE", ""),
      "a statement with LAYERs needs ORDER BY: events are ordered by the rows that complete them", "LAYER spike"),

@@ -9,6 +9,8 @@ import random
 import pytest
 
 import hierarchy_oracle as ho
+from spark_confs import session_confs
+from udtf.errors import MatchRecognizeError
 from sql_support import analysis_error, at, mr_spark, view  # noqa: F401  (mr_spark: a fixture)
 
 T0 = dt.datetime(2026, 1, 1)
@@ -125,6 +127,16 @@ def test_a_layer_error_is_placed_in_the_users_sql(mr_spark):
     sql = EXAMPLE_1.replace("S.peak >= 90", "S.peak >= 'x' + DATE'2020-01-01'")
     error = analysis_error(mr_spark, sql)
     assert (error.line, error.column) == at(sql, "S.peak >= 'x'")
+
+
+def test_a_layers_run_time_error_is_placed_in_the_users_sql(mr_spark):
+    """ANSI's cast error in a layer's measure, at the user's expression (not the generated SQL)."""
+    _readings(mr_spark, [(1, "temp", 85), (2, "temp", 90), (4, "fan_off", None)])
+    sql = EXAMPLE_1.replace("MAX(temp) AS peak", "CAST(LAST(kind) AS INT) AS peak")
+    with session_confs(mr_spark, {"spark.sql.ansi.enabled": "true"}), pytest.raises(MatchRecognizeError) as info:
+        mr_spark.sql(sql).collect()
+    assert "CAST_INVALID_INPUT" in info.value.message and "__mr" not in info.value.message
+    assert (info.value.line, info.value.column) == at(sql, "CAST(LAST(kind) AS INT)")
 
 
 # ---- random hierarchies against the oracle ---------------------------------------------------

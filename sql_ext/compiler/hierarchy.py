@@ -73,6 +73,11 @@ def expand(clause: MatchRecognizeClause, input_text: str, input_fields: tuple,
     sources: dict = {}
     for level, layer in enumerate(clause.layers, start=1):
         body = analyze_body(layer)
+        for column in layer.partition_by:  # (rule 8: every item it reads carries its keys)
+            for source in (sources[name] for name in _reads(body)[1]):
+                if column.name.lower() not in {f.name.lower() for f in source.keys}:
+                    raise error(f"LAYER {variable_name(layer.this)} PARTITION BY {column.name}: the events of LAYER "
+                                f"{source.name} do not carry {column.name} (a layer partitioned by it does)", column)
         union = _union(clause, body, sources, rows, input_fields, helpers)
         text = lowered(_clause(clause, layer, body, sources, helpers), union or rows)
         name = variable_name(layer.this)

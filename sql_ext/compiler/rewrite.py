@@ -101,10 +101,13 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     analysis = analyze(clause, [f.name for f in input_fields], windowed and windowed.frame)
     streaming = getattr(catalog, "streaming", False)
     demand = windowed.demand if windowed is not None else None if streaming else demanded(clause)
+    below: list = []  # the LAYERs' rewrites (their expressions Spark computes are the statement's)
     if clause.layers:
         if streaming:
             raise error("LAYER: a statement with LAYERs does not stream yet (docs/hierarchies.md)", clause.layers[0])
-        layer = lambda c, text: rewrite(c, catalog, text, "", ctes=ctes).text
+        def layer(layer_clause, text):
+            below.append(rewrite(layer_clause, catalog, text, "", ctes=ctes))
+            return below[-1].text
         clause, input_text = hierarchy.expand(clause, input_text, input_fields, layer, schema)
         input_fields = checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
         analysis = analyze(clause, [f.name for f in input_fields])
@@ -140,7 +143,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     checked(schema, f"SELECT * FROM {lowered.text}", lambda: culprit(
         schema, ((f"SELECT {to_spark_sql(e)} FROM {lowered.source}", node)
                  for (_, e), node in zip(planned.measures, measures)), clause))
-    computes = (*planned.computed.values(), *(e for _, e in planned.measures))
+    computes = (*planned.computed.values(), *(e for _, e in planned.measures), *(e for l in below for e in l.computes))
     if demand is None:
         return lowered._replace(computes=computes)
     # checked whole (as Spark analyses every column of a subquery), run with what is read
