@@ -148,11 +148,13 @@ FLINKCEP = ["A -> B", "A ->> B", "A B+ C", "A -> B+ -> C", "A+ B", "A -> B?"]
 class Case:
     """A random hierarchy (1-3 layers under the top) over two partitions of random rows: raw
     variables test a letter column, event variables their layer's COUNT(*) measure; random
-    skip modes, semantics and WITHIN (over a layer's events: standard semantics only)."""
+    skip modes, semantics and WITHIN (over a layer's events: standard semantics only); a layer
+    over rows only may refine the partition by a second letter column ``g`` (rule 8)."""
 
     def __init__(self, seed: int):
         rng = random.Random(seed)
-        self.layers = []  # (name, pattern, semantics, skip, within, {var: (source | None, threshold or letter)})
+        self.layers = []  # (name, pattern, semantics, skip, within, {var: (source | None, threshold or letter)}, refined)
+        refine = random.Random(f"refine {seed}")  # (apart: the other draws stay those of the seed)
         count = rng.choice([2, 2, 3, 3, 4])
         for level in range(count):
             semantics = rng.choice(["standard", "flinkcep"])
@@ -167,10 +169,13 @@ class Case:
             skip = rng.choice(["PAST LAST ROW", "TO NEXT ROW"] if semantics == "standard"
                               else ["NO SKIP", "TO NEXT ROW", "PAST LAST ROW"])
             within = rng.choice([None, None, 4, 8]) if semantics == "standard" or not reads else None
-            self.layers.append((f"l{level}", pattern, semantics, skip, within, define))
+            # (the oracle orders a refined layer's events by completing row alone: disjoint matches)
+            refined = level < count - 1 and not reads and skip == "PAST LAST ROW" and semantics == "standard" \
+                and refine.random() < .6
+            self.layers.append((f"l{level}", pattern, semantics, skip, within, define, refined))
         # every layer below the top must be read by some layer above it
         while True:
-            read = {s for *_, define in self.layers for s, _ in define.values() if s}
+            read = {s for *_, define, _ in self.layers for s, _ in define.values() if s}
             kept = [layer for layer in self.layers[:-1] if layer[0] in read] + [self.layers[-1]]
             if kept == self.layers:
                 break
@@ -180,11 +185,11 @@ class Case:
             t = 0
             for _ in range(rng.randint(0, 16)):
                 t += rng.randint(1, 3)
-                self.rows.append((part, t, rng.choice("ab")))
+                self.rows.append((part, t, rng.choice("ab"), refine.choice("xy")))
 
     def sql(self) -> str:
         parts = []
-        for k, (name, pattern, semantics, skip, within, define) in enumerate(self.layers):
+        for k, (name, pattern, semantics, skip, within, define, refined) in enumerate(self.layers):
             top = k == len(self.layers) - 1
             conditions = []
             for v, (source, test) in define.items():
@@ -192,7 +197,7 @@ class Case:
                     conditions.append(f"{v} FROM {source} AS {v}.n_{source} >= {test}")
                 else:
                     conditions.append(f"{v} AS c = '{test}'")
-            body = (("MEASURES MATCH_NUMBER() AS mn, MATCH_START() AS ms, MATCH_END() AS me, COUNT(*) AS items "
+            body = ("PARTITION BY g " if refined else "") + (("MEASURES MATCH_NUMBER() AS mn, MATCH_START() AS ms, MATCH_END() AS me, COUNT(*) AS items "
                      if top else f"MEASURES COUNT(*) AS n_{name} ") +
                     f"AFTER MATCH {'NO SKIP' if skip == 'NO SKIP' else 'SKIP ' + skip} SEMANTICS {semantics.upper()} "
                     f"PATTERN ({pattern}) " + (f"WITHIN INTERVAL '{within}' MINUTE " if within else "") +
@@ -203,7 +208,7 @@ class Case:
 
     def expected(self) -> list:
         layers = []
-        for k, (name, pattern, semantics, skip, within, define) in enumerate(self.layers):
+        for name, pattern, semantics, skip, within, define, refined in self.layers:
             conditions = {}
             for v, (source, test) in define.items():
                 if source:
@@ -212,10 +217,11 @@ class Case:
                     conditions[v] = lambda e, m, t=test: e["c"] == t
             layers.append(ho.Layer(name, pattern, sources={v: s for v, (s, _) in define.items() if s},
                                    define=conditions, semantics=semantics, skip=skip, within=within,
-                                   measures=lambda m, n=name: {f"n_{n}": len(m)}))
+                                   measures=lambda m, n=name: {f"n_{n}": len(m)},
+                                   partition_by=("g",) if refined else ()))
         out = []
         for part in ("p", "q"):
-            rows = [{"ts": t, "c": c} for p, t, c in self.rows if p == part]
+            rows = [{"ts": t, "c": c, "g": g} for p, t, c, g in self.rows if p == part]
             top = ho.evaluate(layers, ho.raw_events(rows))[layers[-1].name]
             out += [(part, e.number, e.start, e.end, len(e.members)) for e in top]
         return out
@@ -223,7 +229,8 @@ class Case:
 
 def _check(spark, seed: int):
     case = Case(seed)
-    view(spark, "stream", "part STRING, ts TIMESTAMP, c STRING", [(p, minute(t), c) for p, t, c in case.rows])
+    view(spark, "stream", "part STRING, ts TIMESTAMP, c STRING, g STRING",
+         [(p, minute(t), c, g) for p, t, c, g in case.rows])
     got = sorted((r.part, r.mn, minutes(r.ms), minutes(r.me), r.items) for r in spark.sql(case.sql()).collect())
     assert got == sorted(case.expected()), case.sql()
 
