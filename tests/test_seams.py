@@ -76,14 +76,9 @@ def _chain(case, reach):
         rows.dropped = first  # (row a is not the partition's first: ``^`` holds on none of these)
         rows.append(end - first, masks={f"m_{v}": bytes(m[first:end]) for v, m in masks.items()},
                     values={"price": price[first:end]}, order=order[first:end] if within is not None else None)
-        if a > first:
-            engine.resume(a - first, 0)
-        engine.finished = True
-        out, error = [], None
-        try:  # (``finish`` would drop the matches found before an error)
-            engine._run(out)
-        except MatchRecognizeError as e:
-            error, stop = e, min(stop, engine.start + first)
+        out, error = engine.chain(a - first)
+        if error is not None:
+            stop = min(stop, engine.start + first)
         matches = tuple(m._replace(start=m.start + first, end=m.end + first,
                                    rows=tuple((r + first, v, x) for r, v, x in m.rows))
                         for m in expand(out) if m.kind is MatchKind.MATCH and m.start + first < stop)

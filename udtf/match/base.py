@@ -58,9 +58,14 @@ class Matcher(ABC):
 
     def feed(self, count: int = 0) -> list:
         out: list = []
+        self.feed_into(out)
+        return out
+
+    def feed_into(self, out: list):
+        """Match the rows available now, appending the matches to ``out`` (those found before
+        an error stay there)."""
         with _collector_paused():
             self._run(out)
-        return out
 
     def finish(self) -> list:
         self.finished = True

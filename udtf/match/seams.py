@@ -32,12 +32,21 @@ from .base import next_start
 
 class Run(NamedTuple):
     """A chain of the serial matcher from attempt row ``start``: its ``matches`` (MATCH only,
-    in chain order) at the attempt rows before ``stop``, exact there.  ``error``: what the
+    ``Match``es or ``Fact``s, in chain order) at the attempt rows before ``stop``, exact there.  ``error``: what the
     attempt at ``stop`` raises (None: the run simply ends there)."""
     start: int
     stop: int
     matches: tuple
     error: Exception | None = None
+
+
+class Fact(NamedTuple):
+    """A match as a chunk reports it to the stitch: its start, end and next attempt row."""
+    start: int
+    end: int
+    next: int
+    number: int | None = None
+    kind: MatchKind = MatchKind.MATCH
 
 
 class _Chain:
@@ -46,7 +55,8 @@ class _Chain:
     def __init__(self, run: Run, skip: Skip):
         self.run = run
         self.starts = [m.start for m in run.matches]
-        self.nexts = [next_start(skip, m.start, m.end, m.rows) for m in run.matches]
+        self.nexts = [m.next if isinstance(m, Fact) else next_start(skip, m.start, m.end, m.rows)
+                      for m in run.matches]
 
     def first_at(self, lo: int, hi: int) -> int | None:
         """The first attempt row of this chain in [lo, hi] (before ``stop``), None if none."""

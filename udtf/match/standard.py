@@ -14,7 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from enum import Enum
 
-from ..errors import LimitExceeded
+from ..errors import LimitExceeded, MatchRecognizeError
 from ..plan import LIMIT_CONFS
 from ..rows import Match, MatchKind
 from ..program import ACCEPT
@@ -67,6 +67,21 @@ class StandardMatcher(Matcher):
         """Take over a partition at start row ``start`` after ``matches`` matches."""
         self.start, self.pos, self.match_number = start, start, matches
         self.covered = start - 1
+
+    def chain(self, start: int) -> tuple:
+        """(matches, error): the chain of attempts from row ``start`` over the rows held, taken
+        as all the partition has (``udtf.chunks``: a chunk's rows, ``rows.dropped`` before them),
+        and the error an attempt raised (None: none; its row is then ``self.start``) with the
+        matches found before it."""
+        self.reset()
+        self.resume(start, 0)
+        self.finished = True
+        out: list = []
+        try:
+            self.feed_into(out)
+        except MatchRecognizeError as e:
+            return out, e
+        return out, None
 
     def low_water(self) -> int:
         return self.start
