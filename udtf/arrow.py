@@ -144,6 +144,11 @@ class PartitionRunner:
         self.last_key = tuple(batch.column(name)[n - 1].as_py() for name in self.keys)
 
     def _append(self, part: pa.RecordBatch):
+        self.load(part)
+        self.pending += self._located(self.matcher.feed, part.num_rows)
+
+    def load(self, part: pa.RecordBatch):
+        """Append the rows of ``part`` (of the current partition) for the matcher to read."""
         plan = self.plan
         masks = {name: pc.fill_null(part.column(name), False).to_numpy(zero_copy_only=False)
                  for name in plan.masks}
@@ -154,7 +159,6 @@ class PartitionRunner:
         order = order_numbers(part.column(plan.order_key)) if plan.order_key else None
         self.batches.append(part)
         self.rows.append(part.num_rows, masks=masks, values=values, order=order)
-        self.pending += self._located(self.matcher.feed, part.num_rows)
 
     def _forget(self):
         """Release the rows of the current partition that no run can read any more (matches
@@ -352,6 +356,16 @@ def _void_nullable(t):
     return t
 
 
+def runner(plan: EnginePlan, schema: pa.Schema):
+    """What a UDTF running ``plan`` feeds its batches to: a ``PartitionRunner``, or for the
+    chunked plan (``plan.chunk``) a chunk's or the stitch's runner (``udtf.chunks``)."""
+    if plan.chunk is None:
+        return PartitionRunner(plan, schema)
+    from .chunks import ChunkRunner, Stitcher  # (it builds on this module)
+
+    return (Stitcher if plan.chunk.stitch else ChunkRunner)(plan, schema)
+
+
 def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False):
     """An ``arrow_udtf`` running ``plan``; ``return_type`` is the Spark StructType of its output;
     ``connect``: for a Spark Connect session (else a classic one).
@@ -374,7 +388,7 @@ def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False):
 
             schema = spark_arrow_schema(StructType.fromJson(json.loads(schema_json)))
             engine_plan = EnginePlan.from_json(plan_json)
-            self.runner = PartitionRunner(engine_plan, schema)
+            self.runner = runner(engine_plan, schema)
             self.expected = expected_input(engine_plan, schema)
 
         def feed(self, batch: pa.RecordBatch):

@@ -26,7 +26,7 @@ from .errors import MatchRecognizeError, Pos
 from .program import Program
 from .wire import decode, encode, record
 
-VERSION = 7
+VERSION = 8
 
 
 @record
@@ -151,6 +151,20 @@ LIMIT_CONFS = {"live_runs": "spark.sparkcep.maxLiveRuns", "match_rows": "spark.s
 
 
 @record
+class Chunking(NamedTuple):
+    """One partition cut into chunks of ``rows`` attempt rows matched apart (``udtf.chunks``):
+    a match spans at most ``longest`` rows; a chunk's worker gets ``behind`` rows before its
+    first attempt row and ``ahead`` rows after its last (``longest`` + NEXT's lookahead).
+    ``stitch``: the plan of the single step that stitches the chunks' runs (else a chunk's)."""
+    rows: int
+    longest: int
+    behind: int
+    ahead: int
+    prefix: str  # of the chunked plan's columns (``udtf.chunks.column``)
+    stitch: bool = False
+
+
+@record
 class EnginePlan(NamedTuple):
     program: Program
     semantics: Semantics
@@ -175,6 +189,7 @@ class EnginePlan(NamedTuple):
     at: Pos = (None, None)  # the clause's MATCH_RECOGNIZE keyword in the user's SQL (a limit's error is there)
     starts: str | None = None  # the column marking each partition's first row (None: the keys are compared)
     frame: Frame | None = None  # R020 (rows WINDOW): the window frame that bounds each row's match
+    chunk: Chunking | None = None  # the partition in chunks (the chunked plan's UDTFs), None: whole
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "plan": encode(self)}, sort_keys=True)
