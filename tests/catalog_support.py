@@ -55,6 +55,9 @@ class StaticCatalog:
     def limits(self) -> Limits:
         return Limits()
 
+    def chunk_rows(self) -> int:
+        return 0
+
     def register(self, name: str, plan, output: tuple) -> None:
         self.registered.setdefault(name, (plan, output))
         self.schemas[name] = {f.name: f.type for f in output}

@@ -42,6 +42,10 @@ class Catalog(Protocol):
     def limits(self) -> Limits:
         """The engine's bounds: ``Limits`` defaults unless set by the Spark confs ``LIMIT_CONFS``."""
 
+    def chunk_rows(self) -> int:
+        """spark.sparkcep.chunkRows: the attempt rows of a chunk of the chunked plan (0, the
+        default: the serial plan; ``chunked``)."""
+
     def register(self, name: str, plan: EnginePlan, output: tuple) -> None:
         """Make the table function ``name`` run ``plan`` with output columns ``output``
         (``Field``s) for the rest of the session; a no-op when it exists."""

@@ -33,6 +33,7 @@ from udtf.plan import Atom, Condition, DerivedMask, EnginePlan, Limits, Output, 
 from udtf.program import Program
 from udtf.sparksql.types import SqlType
 
+from . import chunked
 from .analyze import Analysis, analysis_column, error
 from .catalog import Field
 from .interval import within_micros
@@ -61,6 +62,7 @@ class Lowered(NamedTuple):
     shipped: tuple  # the columns of the precomputed input the engine reads, partition keys first
     prefix: str = "__mr"  # of the columns the rewrite adds (``Plan.prefix``)
     computes: tuple = ()  # the user's expressions Spark computes (its run-time errors are placed at them)
+    also: tuple = ()  # (name, plan, output) of the other UDTFs ``text`` calls (the chunked plan's stitch)
 
 
 def quote(name: str) -> str:
@@ -120,10 +122,12 @@ class Typed(NamedTuple):
 
 class Settings(NamedTuple):
     """The session settings a clause is compiled for: spark.sql.ansi.enabled, the engine's
-    bounds (Spark confs), spark.sql.session.timeZone."""
+    bounds (Spark confs), spark.sql.session.timeZone, spark.sparkcep.chunkRows (0: no chunked
+    plan, ``chunked``)."""
     ansi: bool
     limits: Limits = Limits()
     zone: str = "UTC"
+    chunk_rows: int = 0
 
 
 def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, alias: str,
@@ -133,7 +137,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
     carried (one is kept when none is read).  A streaming plan (``plan.streaming``) reads the
     view ``stream_view(name)`` in place of the UDTF call, and ships the ORDER BY columns too."""
     clause = analysis.clause
-    input_fields, computed, (ansi, limits, zone) = typed.input, typed.query, settings
+    input_fields, computed, (ansi, limits, zone, _) = typed.input, typed.query, settings
     partition = [analysis_column(analysis, c) for c in clause.partition_by]
     fields = {f.name: f for f in typed.computed}
     types = {name: f.type for name, f in fields.items()}
@@ -202,18 +206,33 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
         atoms=tuple(atoms[k] for k in kept), output=tuple(outputs), limits=limits, ansi=ansi,
         timeouts=analysis.timeout is not None, zone=zone, distinct=analysis.distinct,
         at=position(clause) or (None, None), starts=starts, frame=analysis.frame)
+    chunk = chunked.chunking(analysis, engine_plan, settings.chunk_rows, plan.prefix, plan.streaming)
+    if chunk is not None:  # each output row names its match by a MATCH_NUMBER (one is added if none is read)
+        if not any(o.kind is OutputKind.VALUE and isinstance(engine_plan.atoms[o.atom].expr, MatchNumber)
+                   for o in engine_plan.output):
+            output.append(_LONG._replace(name=f"{plan.prefix}_match"))
+            engine_plan = engine_plan._replace(atoms=(*engine_plan.atoms, Atom(MatchNumber(), False)),
+                                               output=(*engine_plan.output, Output(OutputKind.VALUE,
+                                                                                  atom=len(engine_plan.atoms))))
+        engine_plan = engine_plan._replace(chunk=chunk)
     output = tuple(output)
     order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
     late = [f.name for f in input_fields] if analysis.late is not None else []
     shipped = _shipped(engine_plan, fields, clause, order + late, plan.origins)
     digest = hashlib.sha1((engine_plan.to_json() + json.dumps(output) + (json.dumps(shipped) if plan.streaming else "")).encode()).hexdigest()
     name = f"sparkcep_mr_{digest[:16]}"
+    also = ()
     if plan.streaming:
         source = quote(stream_view(name))
+    elif chunk is not None:
+        stitch = f"{name}_stitch"
+        also = ((stitch, engine_plan._replace(chunk=chunk._replace(stitch=True)), chunked.stitch_fields(plan.prefix)),)
+        source = chunked.relation(name, stitch, engine_plan, output, shipped, _order(clause, analysis), computed, quote)
+        output += chunked.extra_fields(plan.prefix)
     else:
         source = _call(plan, name, partition, clause, analysis, computed, shipped, starts)
     text = f"(SELECT {', '.join(c.sql for c in columns)} FROM {source}){alias}"
-    return Lowered(name, engine_plan, output, text, source, tuple(shipped), plan.prefix)
+    return Lowered(name, engine_plan, output, text, source, tuple(shipped), plan.prefix, also=also)
 
 
 def measure_column(prefix: str, k: int) -> str:
@@ -321,11 +340,7 @@ def _call(plan: Plan, name: str, partition: list, clause, analysis: Analysis, co
     or with ``starts``: ``udtf(TABLE(SELECT <shipped>, row_number() OVER (PARTITION BY <keys> ORDER BY
     <order>) = 1 AS <starts> FROM (<computed>)))``."""
     keys = [quote(c) for c in partition]
-    order = []
-    for ordered in clause.order:
-        key = ordered.copy()
-        key.set("this", exp.column(analysis_column(analysis, _column(ordered.this)), quoted=True))
-        order.append(to_spark_sql(key))
+    order = _order(clause, analysis)
     columns = ", ".join(map(quote, shipped)) or "1 AS " + quote(plan.prefix + "_none")
     if starts is not None:
         window = f"PARTITION BY {', '.join(keys)} ORDER BY {', '.join(order or keys)}"
@@ -334,6 +349,16 @@ def _call(plan: Plan, name: str, partition: list, clause, analysis: Analysis, co
     if keys or order:
         argument += f" SORT BY {', '.join(keys + order)}"
     return f"{name}(TABLE({argument}))"
+
+
+def _order(clause, analysis: Analysis) -> list:
+    """The ORDER BY keys as Spark SQL over the input's columns."""
+    order = []
+    for ordered in clause.order:
+        key = ordered.copy()
+        key.set("this", exp.column(analysis_column(analysis, _column(ordered.this)), quoted=True))
+        order.append(to_spark_sql(key))
+    return order
 
 
 class _Column(NamedTuple):

@@ -133,12 +133,12 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         schema, ((f"SELECT {to_spark_sql(a.sql)} FROM ({computed})", a.sql) for a in planned.atoms if a.sql is not None),
         clause))
     typed = lower.Typed(input_fields, computed_fields, aggregate_fields, computed)
-    settings = lower.Settings(catalog.ansi(), catalog.limits(), catalog.time_zone())
+    settings = lower.Settings(catalog.ansi(), catalog.limits(), catalog.time_zone(), catalog.chunk_rows())
     lowered = lower.lower(analysis, planned, window, typed, alias, settings)
     if streaming:
         catalog.register_stream(lowered, analysis, ctes + computed, computed_fields, input_fields)
     else:
-        catalog.register(lowered.name, lowered.plan, lowered.output)
+        _register(catalog, lowered)
     measures = [m.this for m in clause.measures]
     checked(schema, f"SELECT * FROM {lowered.text}", lambda: culprit(
         schema, ((f"SELECT {to_spark_sql(e)} FROM {lowered.source}", node)
@@ -148,8 +148,15 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         return lowered._replace(computes=computes)
     # checked whole (as Spark analyses every column of a subquery), run with what is read
     pruned = lower.lower(analysis, planned, window, typed, alias, settings, demand=demand)
-    catalog.register(pruned.name, pruned.plan, pruned.output)
+    _register(catalog, pruned)
     return pruned._replace(computes=computes)
+
+
+def _register(catalog, lowered: lower.Lowered):
+    """Register the UDTFs ``lowered.text`` calls."""
+    catalog.register(lowered.name, lowered.plan, lowered.output)
+    for name, engine_plan, output in lowered.also:
+        catalog.register(name, engine_plan, output)
 
 
 def _splice(sql: str, start: int, end: int, edits: list) -> str:

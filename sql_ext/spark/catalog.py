@@ -14,6 +14,8 @@ from ..compiler.catalog import Field, spark_message
 from .failures import unlogged
 from .kind import session_kind
 
+CHUNK_ROWS = "spark.sparkcep.chunkRows"  # the chunked plan's rows a chunk (0: the serial plan)
+
 
 def type_text(t) -> str:
     """A pyspark DataType's ``simpleString()``, its struct field names quoted where they are
@@ -100,6 +102,16 @@ class SparkCatalog:
             if values[field] < 1:
                 raise MatchRecognizeError(f"{key} must be a positive integer, not {text!r}")
         return Limits(**values)
+
+    def chunk_rows(self) -> int:
+        text = self.spark.conf.get(CHUNK_ROWS, "0")
+        try:
+            rows = int(text)
+        except ValueError:
+            rows = -1
+        if rows < 0:
+            raise MatchRecognizeError(f"{CHUNK_ROWS} must be a non-negative integer (0: off), not {text!r}")
+        return rows
 
     def register(self, name: str, plan: EnginePlan, output: tuple) -> None:
         REGISTERED.setdefault(name, (plan, output))
