@@ -4,8 +4,8 @@ docs/architecture.md, "Chunks"; the SQL: ``sql_ext.compiler.chunked``).
 The chunk UDTF (``ChunkRunner``) gets, for each chunk c, the partition's rows numbered ``rn``
 from c x rows - behind to (c + 1) x rows - 1 + ahead, in order: it owns the attempt rows
 [c x rows, (c + 1) x rows).  It reports its runs (``seams.chunk_runs``) as *fact* rows (a run:
-its start, stop and error; a match: its start, end and next attempt row, and the error its
-measures raise), the output rows of every match of its runs (``at``: the match's start), and
+its start, stop, error and the partition's rows it knows of; a match: its start, end and next
+attempt row, and the error its measures raise), the output rows of every match of its runs (``at``: the match's start), and
 with WITH UNMATCHED ROWS each row it owns as an unmatched row (``at``: the row).  Row numbers
 are the partition's (``rn``), so that ``^`` and the limits' messages are the serial run's.
 
@@ -124,7 +124,7 @@ class ChunkRunner:
                             rows=tuple((r - first, v, x) for r, v, x in m.rows)) for k, m in enumerate(matches)]
         errors = [None] * len(matches)
         batches = self._emitted(local, errors)
-        facts = self._facts(runs, matches, errors, c)
+        facts = self._facts(runs, matches, errors, c, last)
         if facts is not None:
             yield facts
         starts = np.array([m.start for m in matches], dtype=np.int64)
@@ -159,7 +159,9 @@ class ChunkRunner:
                 out.append(batch)
         return out
 
-    def _facts(self, runs: list, matches: list, errors: list, c: int):
+    def _facts(self, runs: list, matches: list, errors: list, c: int, last: int):
+        """The fact rows of chunk ``c``'s ``runs`` (a run's ``next``: ``last``, the rows of the
+        partition it knows of) and of their ``matches`` (``errors``: their measures')."""
         kind, index, at, to, nxt, error = [], [], [], [], [], []
         faults = iter(errors)
         for k, run in enumerate(runs):
@@ -167,7 +169,7 @@ class ChunkRunner:
             index.append(k)
             at.append(run.start)
             to.append(run.stop)
-            nxt.append(None)
+            nxt.append(last)
             error.append(None if run.error is None else _error_text(run.error))
             for m in run.matches:
                 kind.append(FACT_MATCH)
@@ -208,17 +210,17 @@ class Stitcher:
         self.batches = []
         name = lambda what: table.column(column(self.prefix, what)).to_pylist()
         facts = zip(*(name(w) for w in ("chunk", "run", "kind", "at", "to", "next", "error")))
-        runs, matches, faults = {}, {}, {}
+        runs, matches, faults, size = {}, {}, {}, 0
         for chunk, index, kind, at, to, nxt, error in facts:
             if kind == FACT_RUN:
                 runs[chunk, index] = Run(at, to, (), None if error is None else _error(error))
+                size = max(size, nxt)
             else:
                 matches.setdefault((chunk, index), []).append(Fact(at, to, nxt))
                 if error is not None:  # (a match is told by its start: the chains never share one)
                     faults[at] = _error(error)
         full = [run._replace(matches=tuple(sorted(matches.get(key, ()), key=lambda f: f.start)))
                 for key, run in runs.items()]
-        size = max(run.stop for run in full)
         chosen = stitch(full, self.plan.skip, size, self.plan.rows is RowsMode.ALL_WITH_UNMATCHED)
         kind, at, to, number = [], [], [], []
         for m in chosen:
