@@ -5,6 +5,7 @@ rows-per-match and skip mode (a skip error included), and chunks smaller than a 
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -120,3 +121,15 @@ def test_serial_plan_where_no_bound_is_shown(spark, confs, ticks):
             "DEFINE B AS t > PREV(t)) AS m"
     for query in (unbounded, end, numbered, keyed):
         assert "_stitch" not in transpile(query, spark), query
+
+
+def test_the_chunk_udtf_runs_once(spark, confs, ticks):
+    """The stitch and the final join read one exchange of the chunk UDTF's output: adaptive
+    execution's final plan runs the UDTF once, its second reader a ReusedExchange."""
+    confs(spark, {CHUNK_ROWS: "7"})
+    df = spark.sql("SELECT * FROM t MATCH_RECOGNIZE (ORDER BY t MEASURES MATCH_NUMBER() AS mn ALL ROWS PER MATCH "
+                   "WITH UNMATCHED ROWS PATTERN (A B{1,3}) DEFINE B AS p > PREV(p)) AS m")
+    assert len(df.collect()) == 200
+    final = df._jdf.queryExecution().executedPlan().toString().split("Initial Plan")[0]
+    assert len(re.findall(r"ArrowEvalPythonUDTF sparkcep_mr_\w{16}\(", final)) == 1
+    assert "ReusedExchange" in final

@@ -356,19 +356,10 @@ def _void_nullable(t):
     return t
 
 
-def runner(plan: EnginePlan, schema: pa.Schema):
-    """What a UDTF running ``plan`` feeds its batches to: a ``PartitionRunner``, or for the
-    chunked plan (``plan.chunk``) a chunk's or the stitch's runner (``udtf.chunks``)."""
-    if plan.chunk is None:
-        return PartitionRunner(plan, schema)
-    from .chunks import ChunkRunner, Stitcher  # (it builds on this module)
-
-    return (Stitcher if plan.chunk.stitch else ChunkRunner)(plan, schema)
-
-
-def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False):
+def make_udtf(plan: EnginePlan, return_type, *, connect: bool = False, runner=PartitionRunner):
     """An ``arrow_udtf`` running ``plan``; ``return_type`` is the Spark StructType of its output;
-    ``connect``: for a Spark Connect session (else a classic one).
+    ``connect``: for a Spark Connect session (else a classic one); ``runner(plan, schema)``: what
+    its batches are fed to (``udtf.chunks.runner``: the chunked plan's runners too).
 
     The class is pickled by value, the engine by reference: the workers import ``udtf`` (the
     same version: ``EnginePlan.from_json`` checks it; sql_ext.spark.shipping sends it where needed).

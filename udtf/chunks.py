@@ -53,6 +53,14 @@ def _error(text: str) -> MatchRecognizeError:
     return MatchRecognizeError(message, line, col)
 
 
+def runner(plan: EnginePlan, schema: pa.Schema):
+    """What a UDTF running ``plan`` feeds its batches to (``arrow.make_udtf``): the chunk's or the
+    stitch's runner for the chunked plan (``plan.chunk``), else a ``PartitionRunner``."""
+    if plan.chunk is None:
+        return PartitionRunner(plan, schema)
+    return (Stitcher if plan.chunk.stitch else ChunkRunner)(plan, schema)
+
+
 class ChunkRunner:
     """The chunk UDTF: the rows of consecutive chunks (sorted by chunk, then ``rn``) in, each
     chunk's facts and output rows out once its rows are all in."""

@@ -83,7 +83,8 @@ def relation(chunk: str, stitch: str, plan: EnginePlan, output: tuple, shipped: 
     c = plan.chunk
     name = lambda what: quote(column(c.prefix, what))
     mid, rn, part, count, base = name("mid"), name("rn"), name("part"), name("count"), name("base")
-    sorted_, bases, numbered, out, keep = (name(w) for w in ("sorted", "bases", "numbered", "out", "keep"))
+    sorted_, counts, bases, numbered, out, keep = (name(w) for w in ("sorted", "counts", "bases", "numbered", "out",
+                                                                      "keep"))
     ids, kind, at, to, number = name("chunk"), name("kind"), name("at"), name("to"), name("number")
     columns = ", ".join(map(quote, shipped)) or "1 AS " + name("none")
     shipped_names = ", ".join([*map(quote, shipped), rn]) if shipped else f"{name('none')}, {rn}"
@@ -98,8 +99,9 @@ def relation(chunk: str, stitch: str, plan: EnginePlan, output: tuple, shipped: 
     return (
         f"(WITH {sorted_} AS (SELECT *, monotonically_increasing_id() AS {mid} FROM "
         f"(SELECT {columns} FROM ({computed}) ORDER BY {', '.join(order)})), "
-        f"{bases} AS (SELECT {part}, sum({count}) OVER (ORDER BY {part}) - {count} AS {base} FROM "
-        f"(SELECT shiftright({mid}, 33) AS {part}, count(*) AS {count} FROM {sorted_} GROUP BY 1)), "
+        f"{counts} AS (SELECT shiftright({mid}, 33) AS {part}, count(*) AS {count} FROM {sorted_} GROUP BY 1), "
+        f"{bases} AS (SELECT a.{part}, coalesce(sum(b.{count}), 0) AS {base} FROM {counts} a "
+        f"LEFT JOIN {counts} b ON b.{part} < a.{part} GROUP BY a.{part}), "
         f"{numbered} AS (SELECT {sorted_}.*, {base} + ({mid} & 8589934591) AS {rn} FROM {sorted_} "
         f"JOIN {bases} ON shiftright({mid}, 33) = {part}), "
         f"{out} AS (SELECT * FROM {chunk}(TABLE(SELECT {shipped_names}, {ids} FROM (SELECT *, "

@@ -120,10 +120,12 @@ class SparkCatalog:
         from pyspark.sql.types import StructType
 
         from udtf.arrow import make_udtf
+        from udtf.chunks import runner
 
         return_type = StructType.fromJson({"type": "struct", "fields": [
             {"name": f.name, "type": json.loads(f.json), "nullable": True, "metadata": {}} for f in output]})
-        self.spark.udtf.register(name, make_udtf(plan, return_type, connect=session_kind(self.spark) == "connect"))
+        self.spark.udtf.register(name, make_udtf(plan, return_type, connect=session_kind(self.spark) == "connect",
+                                                     runner=runner))
 
     def register_known(self, name: str) -> None:
         """Register the UDTF ``name`` this process planned (for another session)."""
