@@ -133,3 +133,18 @@ def test_the_chunk_udtf_runs_once(spark, confs, ticks):
     final = df._jdf.queryExecution().executedPlan().toString().split("Initial Plan")[0]
     assert len(re.findall(r"ArrowEvalPythonUDTF sparkcep_mr_\w{16}\(", final)) == 1
     assert "ReusedExchange" in final
+
+
+def test_a_limit_is_the_serial_plans_error(spark, confs, ticks):
+    """A limit the chain meets is raised as in the serial plan (its rows the partition's)."""
+    query = "SELECT * FROM t MATCH_RECOGNIZE (ORDER BY t MEASURES COUNT(*) AS n PATTERN (A B{1,4}) " \
+            "DEFINE A AS p > 5, B AS p < 7) AS m"
+    confs(spark, {"spark.sparkcep.maxMatchRows": "2", CHUNK_ROWS: "0"})
+    serial = _outcome(spark, query)
+    assert "spans more than 2 rows" in serial and "in the partition at its row" in serial
+    confs(spark, {CHUNK_ROWS: "3"})
+    chunked = _outcome(spark, query)
+    # (the serial plan names the longest of the runs its fastest tier decided at once, the
+    # chunked plan the first start on the chain that spans too many rows)
+    assert chunked.split(" from row")[0] == serial.split(" from row")[0], chunked
+    assert "in the partition at its row" in chunked

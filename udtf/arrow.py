@@ -195,10 +195,13 @@ class PartitionRunner:
         try:
             return step(*args)
         except LimitExceeded as e:
-            key = ", ".join(f"{name} = {value!r}" for name, value in zip(self.keys, self.key))
-            where = f"partition ({key})" if key else "the partition"
-            raise MatchRecognizeError(f"{e.message}, in {where} at its row {e.row + self.rows.dropped + 1}",
-                                      *self.plan.at) from None
+            raise self.located(e) from None
+
+    def located(self, e: LimitExceeded) -> MatchRecognizeError:
+        """The error of the limit ``e``, naming the partition and the row."""
+        key = ", ".join(f"{name} = {value!r}" for name, value in zip(self.keys, self.key))
+        where = f"partition ({key})" if key else "the partition"
+        return MatchRecognizeError(f"{e.message}, in {where} at its row {e.row + self.rows.dropped + 1}", *self.plan.at)
 
     def _close_partition(self):
         self.pending += self._located(self.matcher.finish)

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from .arrow import PartitionRunner, output_batch
-from .errors import MatchRecognizeError
+from .errors import LimitExceeded, MatchRecognizeError
 from .match import expand
 from .match.base import next_start
 from .match.seams import Fact, Run, chunk_runs, stitch
@@ -117,6 +117,8 @@ class ChunkRunner:
             out, error = matcher.chain(a - first)
             if error is not None:
                 stop = min(stop, matcher.start + first)
+                if isinstance(error, LimitExceeded):
+                    error = self.inner.located(error)
             found = tuple(m._replace(start=m.start + first, end=m.end + first,
                                      rows=tuple((r + first, v, x) for r, v, x in m.rows))
                           for m in expand(out) if m.kind is MatchKind.MATCH and m.start + first < stop)

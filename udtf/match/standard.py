@@ -72,16 +72,25 @@ class StandardMatcher(Matcher):
         """(matches, error): the chain of attempts from row ``start`` over the rows held, taken
         as all the partition has (``udtf.chunks``: a chunk's rows, ``rows.dropped`` before them),
         and the error an attempt raised (None: none; its row is then ``self.start``) with the
-        matches found before it."""
-        self.reset()
-        self.resume(start, 0)
-        self.finished = True
-        out: list = []
+        matches found before it.  After an error the chain is run again on the Pike VM alone,
+        which tries one start at a time (a tier decides many at once: its error's start row is
+        not ``self.start``)."""
+        tiers = self.tiers
         try:
-            self.feed_into(out)
-        except MatchRecognizeError as e:
-            return out, e
-        return out, None
+            for self.tiers in (tiers, ()):
+                self.reset()
+                self.resume(start, 0)
+                self.finished = True
+                out: list = []
+                try:
+                    self.feed_into(out)
+                except MatchRecognizeError as e:
+                    error = e
+                    continue
+                return out, None
+            return out, error
+        finally:
+            self.tiers = tiers
 
     def low_water(self) -> int:
         return self.start
