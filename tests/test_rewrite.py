@@ -137,6 +137,21 @@ def test_explain_shows_the_program_that_runs():
     assert explain.mermaid(plan).startswith("flowchart LR")
 
 
+class _Chunked(StaticCatalog):
+    def chunk_rows(self) -> int:
+        return 5
+
+
+def test_explain_shows_a_chunked_plan():
+    sql = "SELECT * FROM ticks MATCH_RECOGNIZE (ORDER BY ts MEASURES COUNT(*) AS n PATTERN (A B{1,3}) " \
+          "DEFINE B AS price > PREV(price, 2)) AS m"
+    ((clause, plan),) = explain.automata(sql, _Chunked({"ticks": "symbol string, ts timestamp, price decimal(10,2)"}))
+    assert "in chunks of 5 attempt rows matched in parallel (spark.sparkcep.chunkRows), each reading 2 rows " \
+           "before and 4 after" in explain.text(clause, plan)
+    ((clause, plan),) = explain.automata(sql, TICKS)
+    assert "in chunks" not in explain.text(clause, plan)
+
+
 def test_statements_keep_their_positions_in_the_script():
     script = "SELECT 1;\nSELECT ';' ;\n\n  SELECT x FROM t MATCH_RECOGNIZE (PATTERN (A+ B)) AS m"
     statements = split_statements(script)

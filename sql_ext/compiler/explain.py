@@ -62,6 +62,10 @@ def text(clause, plan) -> str:
              f"AFTER MATCH {'NO SKIP' if plan.skip.mode.value == 'NO SKIP' else 'SKIP ' + plan.skip.mode.value}"
              + (f" {plan.skip.name}" if plan.skip.name else "") + (" ERROR ON MISS" if plan.skip.error_on_miss else ""),
              f"PATTERN ({clause.pattern.text})"]
+    if plan.chunk is not None:
+        chunk = plan.chunk
+        lines.append(f"in chunks of {chunk.rows} attempt rows matched in parallel (spark.sparkcep.chunkRows), "
+                     f"each reading {chunk.behind} rows before and {chunk.ahead} after")
     defines = {variable_name(d.variable): d for d in clause.definitions}
     for name in program.vars:
         d = defines.get(name)
