@@ -99,8 +99,7 @@ class ChunkRunner:
         inner.reset()
         inner.rows.dropped = first
         for part in table.slice(first - base, end - first).to_batches():
-            inner.load(part)
-        inner.batches = table.slice(first - base, end - first).to_batches()
+            inner.load(part)  # (also kept in ``inner.batches``)
 
     def _chunk(self, table: pa.Table):
         c, plan = self.chunk, self.chunking
@@ -127,22 +126,19 @@ class ChunkRunner:
 
         entries = lo + plan.longest if lo else lo
         runs = chunk_runs(chain, lo, hi, entries, self.plan.skip)
-        first = max(base, lo - plan.behind)
-        self._load(table, base, first, last)
+        self._load(table, base, base, last)  # (``base``: lo - behind, or the partition's first row)
         matches = [m for run in runs for m in run.matches]
-        local = [m._replace(number=k + 1, start=m.start - first, end=m.end - first,
-                            rows=tuple((r - first, v, x) for r, v, x in m.rows)) for k, m in enumerate(matches)]
+        local = [m._replace(number=k + 1, start=m.start - base, end=m.end - base,
+                            rows=tuple((r - base, v, x) for r, v, x in m.rows)) for k, m in enumerate(matches)]
         errors = [None] * len(matches)
         batches = self._emitted(local, errors)
-        facts = self._facts(runs, matches, errors, c, last)
-        if facts is not None:
-            yield facts
+        yield self._facts(runs, matches, errors, c, last)
         starts = np.array([m.start for m in matches], dtype=np.int64)
         for batch in batches:
             numbers = batch.column(self.number).to_numpy(zero_copy_only=False).astype(np.int64)
             yield self._extended(batch, c, ROW_MATCH, starts[numbers - 1])
         if self.plan.rows is RowsMode.ALL_WITH_UNMATCHED:
-            unmatched = [Match(None, r - first, r - first, (), MatchKind.UNMATCHED) for r in range(lo, hi)]
+            unmatched = [Match(None, r - base, r - base, (), MatchKind.UNMATCHED) for r in range(lo, hi)]
             for batch in self._emitted(unmatched, [None] * len(unmatched)):
                 yield self._extended(batch, c, ROW_UNMATCHED, np.arange(lo, hi, dtype=np.int64))
 
@@ -191,14 +187,16 @@ class ChunkRunner:
         width = len(self.plan.output)
         nulls = [pa.nulls(len(kind), f.type) for f in list(self.schema)[:width]]
         extra = [pa.array([c] * len(kind), pa.int64()), pa.array(kind, pa.int32()), pa.array(index, pa.int32()),
-                 pa.array(at, pa.int64()),
-                 pa.array(to, pa.int64()), pa.array(nxt, pa.int64()), pa.array(error, pa.string())]
+                 pa.array(at, pa.int64()), pa.array(to, pa.int64()), pa.array(nxt, pa.int64()),
+                 pa.array(error, pa.string())]
         return pa.RecordBatch.from_arrays(nulls + extra, schema=self.schema)
 
     def _extended(self, batch: pa.RecordBatch, c: int, kind: int, at: np.ndarray) -> pa.RecordBatch:
+        """Output rows of chunk ``c`` (``kind``: a match's or unmatched) with their ``at``."""
         n = batch.num_rows
         extra = [pa.array(np.full(n, c, dtype=np.int64)), pa.array(np.full(n, kind, dtype=np.int32)),
-                 pa.nulls(n, pa.int32()), pa.array(at), pa.nulls(n, pa.int64()), pa.nulls(n, pa.int64()), pa.nulls(n, pa.string())]
+                 pa.nulls(n, pa.int32()), pa.array(at), pa.nulls(n, pa.int64()), pa.nulls(n, pa.int64()),
+                 pa.nulls(n, pa.string())]
         return pa.RecordBatch.from_arrays(list(batch.columns) + extra, schema=self.schema)
 
 
