@@ -23,11 +23,11 @@ import pyarrow as pa
 
 from .arrow import PartitionRunner, output_batch
 from .errors import LimitExceeded, MatchRecognizeError
-from .match import expand
+from .match import MatchBlock, expand, shifted
 from .match.base import next_start
-from .match.seams import Fact, Run, chunk_runs, stitch
+from .match.seams import Chain, Fact, Run, chunk_runs, path, unmatched_rows
 from .expr import MatchNumber
-from .plan import EnginePlan, OutputKind, RowsMode
+from .plan import EnginePlan, OutputKind, RowsMode, SkipMode
 from .rows import Match, MatchKind
 
 FACT_RUN, FACT_MATCH, ROW_MATCH, ROW_UNMATCHED = range(4)  # the chunk UDTF's ``kind`` column
@@ -51,6 +51,38 @@ def _error_text(e: MatchRecognizeError) -> str:
 def _error(text: str) -> MatchRecognizeError:
     message, line, col = json.loads(text)
     return MatchRecognizeError(message, line, col)
+
+
+def _facts_of(items: list, base: int, skip) -> list:
+    """The ``Fact``s (rows of the partition) of a matcher's ``items`` (``Match``es and
+    ``MatchBlock``s, rows counted from the partition's row ``base``)."""
+    out = []
+    for item in items:
+        if isinstance(item, MatchBlock) and skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW):
+            starts, ends = item.starts + base, item.ends + base
+            nexts = np.where((ends < starts) | (skip.mode is SkipMode.TO_NEXT_ROW), starts + 1, ends + 1)
+            out += map(Fact, starts.tolist(), ends.tolist(), nexts.tolist())
+        else:
+            out += (Fact(m.start + base, m.end + base, next_start(skip, m.start, m.end, m.rows) + base)
+                    for m in expand([item]))
+    return out
+
+
+def _head(items: list, count: int) -> list:
+    """The first ``count`` matches of ``items`` (``Match``es and ``MatchBlock``s)."""
+    out = []
+    for item in items:
+        if count <= 0:
+            break
+        if isinstance(item, MatchBlock):
+            if len(item) > count:
+                item = MatchBlock(item.elements, item.starts[:count], item.ends[:count], item.takes[:count],
+                                  int(item.numbers[0]))
+            count -= len(item)
+        else:
+            count -= 1
+        out.append(item)
+    return out
 
 
 def runner(plan: EnginePlan, schema: pa.Schema):
@@ -102,13 +134,14 @@ class ChunkRunner:
             inner.load(part)  # (also kept in ``inner.batches``)
 
     def _chunk(self, table: pa.Table):
-        c, plan = self.chunk, self.chunking
+        c, plan, skip = self.chunk, self.chunking, self.plan.skip
         base = int(table.column(self.rn)[0].as_py())
         last = base + table.num_rows  # the rows after it are not the partition's
         lo, hi = c * plan.rows, min((c + 1) * plan.rows, last)
         if lo >= hi:
             return
         matcher = self.inner.matcher
+        found = {}  # a run's first attempt row -> its matches as the matcher gave them, rows from ``base``
 
         def chain(a: int, stop: int) -> Run:
             first, end = max(base, a - plan.behind), min(last, stop + plan.ahead)
@@ -118,21 +151,24 @@ class ChunkRunner:
                 stop = min(stop, matcher.start + first)
                 if isinstance(error, LimitExceeded):
                     error = self.inner.located(error)
-            found = tuple(m._replace(start=m.start + first, end=m.end + first,
-                                     rows=tuple((r + first, v, x) for r, v, x in m.rows))
-                          for m in expand(out) if m.kind is MatchKind.MATCH and m.start + first < stop)
+            items = [shifted(m, first - base) for m in out if isinstance(m, MatchBlock) or m.kind is MatchKind.MATCH]
+            facts = [f for f in _facts_of(items, base, skip) if f.start < stop]
+            found[a] = items
             raised = error if error is not None and matcher.start + first == stop else None
-            return Run(a, stop, found, raised)
+            return Run(a, stop, tuple(facts), raised)
 
         entries = lo + plan.longest if lo else lo
-        runs = chunk_runs(chain, lo, hi, entries, self.plan.skip)
+        runs = chunk_runs(chain, lo, hi, entries, skip)
         self._load(table, base, base, last)  # (``base``: lo - behind, or the partition's first row)
+        local, number = [], 1  # the runs' matches numbered in turn, as the matcher gave them
+        for run in runs:
+            for item in _head(found[run.start], len(run.matches)):
+                local.append(shifted(item, 0, number))
+                number += len(item) if isinstance(item, MatchBlock) else 1
         matches = [m for run in runs for m in run.matches]
-        local = [m._replace(number=k + 1, start=m.start - base, end=m.end - base,
-                            rows=tuple((r - base, v, x) for r, v, x in m.rows)) for k, m in enumerate(matches)]
         errors = [None] * len(matches)
         batches = self._emitted(local, errors)
-        yield self._facts(runs, matches, errors, c, last)
+        yield self._facts(runs, errors, c, last)
         starts = np.array([m.start for m in matches], dtype=np.int64)
         for batch in batches:
             numbers = batch.column(self.number).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -143,9 +179,10 @@ class ChunkRunner:
                 yield self._extended(batch, c, ROW_UNMATCHED, np.arange(lo, hi, dtype=np.int64))
 
     def _emitted(self, matches: list, errors: list) -> list:
-        """The output batches of ``matches`` (numbered 1, 2, ...: the column ``self.number``
-        names the match of each row); a match whose measures raise is left out, its error in
-        ``errors``: the stitch raises it if the serial chain has that match."""
+        """The output batches of ``matches`` (``Match``es and ``MatchBlock``s numbered 1, 2, ...:
+        the column ``self.number`` names the match of each row); a match whose measures raise
+        is left out, its error in ``errors``: the stitch raises it if the serial chain has that
+        match."""
         inner = self.inner
         emit = lambda ms: output_batch(inner.schema, inner.plan, inner.atom_types, inner.emitter.emit(ms),
                                        pa.Table.from_batches(inner.batches), None, inner.rows.dropped)
@@ -155,7 +192,7 @@ class ChunkRunner:
         except MatchRecognizeError:
             pass
         out = []
-        for k, m in enumerate(matches):
+        for k, m in enumerate(expand(matches)):
             try:
                 batch = emit([m])
             except MatchRecognizeError as e:
@@ -165,30 +202,25 @@ class ChunkRunner:
                 out.append(batch)
         return out
 
-    def _facts(self, runs: list, matches: list, errors: list, c: int, last: int):
+    def _facts(self, runs: list, errors: list, c: int, last: int):
         """The fact rows of chunk ``c``'s ``runs`` (a run's ``next``: ``last``, the rows of the
-        partition it knows of) and of their ``matches`` (``errors``: their measures')."""
+        partition it knows of) and of their matches (``errors``: their measures', in turn)."""
         kind, index, at, to, nxt, error = [], [], [], [], [], []
-        faults = iter(errors)
+        done = 0  # (the matches of the runs before)
         for k, run in enumerate(runs):
-            kind.append(FACT_RUN)
-            index.append(k)
-            at.append(run.start)
-            to.append(run.stop)
-            nxt.append(last)
-            error.append(None if run.error is None else _error_text(run.error))
-            for m in run.matches:
-                kind.append(FACT_MATCH)
-                index.append(k)
-                at.append(m.start)
-                to.append(m.end)
-                nxt.append(next_start(self.plan.skip, m.start, m.end, m.rows))
-                error.append(next(faults))
+            n = len(run.matches)
+            kind += [FACT_RUN] + [FACT_MATCH] * n
+            index += [k] * (n + 1)
+            at += [run.start, *(m.start for m in run.matches)]
+            to += [run.stop, *(m.end for m in run.matches)]
+            nxt += [last, *(m.next for m in run.matches)]
+            error += [None if run.error is None else _error_text(run.error), *errors[done:done + n]]
+            done += n
         width = len(self.plan.output)
         nulls = [pa.nulls(len(kind), f.type) for f in list(self.schema)[:width]]
-        extra = [pa.array([c] * len(kind), pa.int64()), pa.array(kind, pa.int32()), pa.array(index, pa.int32()),
-                 pa.array(at, pa.int64()), pa.array(to, pa.int64()), pa.array(nxt, pa.int64()),
-                 pa.array(error, pa.string())]
+        extra = [pa.array(np.full(len(kind), c, dtype=np.int64)), pa.array(kind, pa.int32()),
+                 pa.array(index, pa.int32()), pa.array(at, pa.int64()), pa.array(to, pa.int64()),
+                 pa.array(nxt, pa.int64()), pa.array(error, pa.string())]
         return pa.RecordBatch.from_arrays(nulls + extra, schema=self.schema)
 
     def _extended(self, batch: pa.RecordBatch, c: int, kind: int, at: np.ndarray) -> pa.RecordBatch:
@@ -216,36 +248,38 @@ class Stitcher:
             return
         table = pa.Table.from_batches(self.batches)
         self.batches = []
-        name = lambda what: table.column(column(self.prefix, what)).to_pylist()
-        facts = zip(*(name(w) for w in ("chunk", "run", "kind", "at", "to", "next", "error")))
-        runs, matches, faults, size = {}, {}, {}, 0
-        for chunk, index, kind, at, to, nxt, error in facts:
-            if kind == FACT_RUN:
-                runs[chunk, index] = Run(at, to, (), None if error is None else _error(error))
-                size = max(size, nxt)
-            else:
-                matches.setdefault((chunk, index), []).append(Fact(at, to, nxt))
-                if error is not None:  # (a match is told by its start: the chains never share one)
-                    faults[at] = _error(error)
-        full = [run._replace(matches=tuple(sorted(matches.get(key, ()), key=lambda f: f.start)))
-                for key, run in runs.items()]
-        chosen = stitch(full, self.plan.skip, size, self.plan.rows is RowsMode.ALL_WITH_UNMATCHED)
-        kind, at, to, number = [], [], [], []
-        for m in chosen:
-            if m.kind is MatchKind.MATCH:
-                if m.start in faults:
-                    raise faults[m.start]
-                kind.append(ROW_MATCH)
-                at.append(m.start)
-                to.append(m.start)
-                number.append(m.number)
-            elif kind and kind[-1] == ROW_UNMATCHED and to[-1] == m.start - 1:
-                to[-1] = m.start
-            else:
-                kind.append(ROW_UNMATCHED)
-                at.append(m.start)
-                to.append(m.start)
-                number.append(None)
-        arrays = [pa.array(kind, pa.int32()), pa.array(at, pa.int64()), pa.array(to, pa.int64()),
-                  pa.array(number, pa.int64())]
+        name = lambda what: table.column(column(self.prefix, what)).to_numpy(zero_copy_only=False)
+        chunk, run, kind, at, to, nxt = (name(w) for w in ("chunk", "run", "kind", "at", "to", "next"))
+        errors = table.column(column(self.prefix, "error"))
+        order = np.lexsort((at, kind, run, chunk))  # each run's fact, then its matches in turn
+        chunk, run, kind, at, to, nxt = (a[order] for a in (chunk, run, kind, at, to, nxt))
+        firsts = np.flatnonzero(kind == FACT_RUN)
+        bounds = [*firsts.tolist(), len(kind)]
+        text = errors.take(pa.array(order)).to_pylist() if errors.null_count < len(errors) else None
+        chains = {}  # each run's chain -> the index of its first match's fact
+        for lo, hi in zip(bounds, bounds[1:]):
+            error = None if text is None or text[lo] is None else _error(text[lo])
+            run = Run(int(at[lo]), int(to[lo]), (), error)
+            chains[Chain(run, self.plan.skip, at[lo + 1:hi], nxt[lo + 1:hi])] = lo + 1
+        size = int(nxt[firsts].max())
+        slices, error = path(list(chains), size)
+        picked = np.concatenate([np.arange(chains[c] + k0, chains[c] + k1) for c, k0, k1 in slices] or
+                                [np.zeros(0, dtype=np.int64)])
+        if text is not None:
+            fault = next((text[k] for k in picked.tolist() if text[k] is not None), None)
+            if fault is not None:
+                raise _error(fault)
+        if error is not None:
+            raise error
+        starts = at[picked]
+        kinds, ats, tos = [np.full(len(picked), ROW_MATCH, dtype=np.int32)], [starts], [starts]
+        numbers = [pa.array(np.arange(1, len(picked) + 1, dtype=np.int64))]
+        if self.plan.rows is RowsMode.ALL_WITH_UNMATCHED:
+            first, last = unmatched_rows(starts, to[picked], size)
+            kinds.append(np.full(len(first), ROW_UNMATCHED, dtype=np.int32))
+            ats.append(first)
+            tos.append(last)
+            numbers.append(pa.nulls(len(first), pa.int64()))
+        arrays = [pa.array(np.concatenate(kinds)), pa.array(np.concatenate(ats).astype(np.int64)),
+                  pa.array(np.concatenate(tos).astype(np.int64)), pa.concat_arrays(numbers)]
         yield pa.RecordBatch.from_arrays(arrays, schema=self.schema)

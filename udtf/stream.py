@@ -46,7 +46,7 @@ from .arrow import PartitionRunner, derive_mask, order_numbers, output_batch, sp
 from .emit import Emitter, Emitted
 from .errors import LimitExceeded, MatchRecognizeError
 from .expr import Agg, Classifier, MatchNumber, Nav, children, lookback as expr_lookback
-from .match import FlinkMatcher, MatchBlock
+from .match import FlinkMatcher, shifted
 from .match.dfa import DfaTier
 from .match.runs import RunsTier
 from .match.standard import StandardMatcher
@@ -350,7 +350,7 @@ class ShardStepper:
             if self.emitter is None:
                 chunks.append(_shifted(self.runner.emitter.emit(found), off, self.indexes))
             else:
-                matches += [_shift(m, off) for m in found] if off else found
+                matches += [shifted(m, off) for m in found] if off else found
             if ended:
                 continue
             point = resume_point(self.matcher)
@@ -588,15 +588,6 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 def _earliest(timer, wake):
     return timer if wake == NONE or wake is None else wake if timer is None else min(timer, wake)
-
-
-def _shift(match, offset: int):
-    """``match`` (a ``Match`` or a ``MatchBlock``) with its rows moved by ``offset``."""
-    if isinstance(match, MatchBlock):
-        first = int(match.numbers[0]) if len(match) else 1
-        return MatchBlock(match.elements, match.starts + offset, match.ends + offset, match.takes, first)
-    return Match(match.number, match.start + offset, match.end + offset,
-                 tuple((row + offset, var, excluded) for row, var, excluded in match.rows), match.kind)
 
 
 def _shifted(emitted: Emitted, offset: int, indexes: list) -> Emitted:

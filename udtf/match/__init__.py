@@ -27,12 +27,12 @@ from .conditions import Conditions
 from .dfa import DfaTier, LazyDFA, dfa_masks
 from .flinkcep import FlinkMatcher
 from .lanes import LONG, LaneTier, lane_program
-from .runs import MatchBlock, RunLengthMatcher, RunsTier, expand
+from .runs import MatchBlock, RunLengthMatcher, RunsTier, expand, shifted
 from .standard import StandardMatcher, Tier
 from .vm import Machine
 from .window import RowOutcomes, WindowMatcher, reads_back
 
-__all__ = ["Conditions", "MatchBlock", "Matcher", "Options", "expand", "forget", "matcher"]
+__all__ = ["Conditions", "MatchBlock", "Matcher", "Options", "expand", "forget", "matcher", "shifted"]
 
 
 def matcher(program: Program, conditions: Conditions, options: Options):

@@ -60,6 +60,19 @@ class MatchBlock:
                                                        self.ends.tolist()))]
 
 
+def shifted(match, offset: int, first: int | None = None):
+    """``match`` (a ``Match`` or a ``MatchBlock``) with its rows moved by ``offset`` (and
+    numbered from ``first``, if given)."""
+    if isinstance(match, MatchBlock):
+        first = first if first is not None else int(match.numbers[0]) if len(match) else 1
+        return MatchBlock(match.elements, match.starts + offset, match.ends + offset, match.takes, first)
+    number = match.number if first is None else first
+    if not offset:
+        return match._replace(number=number)
+    return Match(number, match.start + offset, match.end + offset,
+                 tuple((row + offset, var, excluded) for row, var, excluded in match.rows), match.kind)
+
+
 def expand(items: list) -> list:
     """``Match`` tuples for a matcher's output (``MatchBlock``s expanded)."""
     out = []

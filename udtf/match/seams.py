@@ -25,6 +25,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Callable, NamedTuple
 
+import numpy as np
+
 from ..plan import Skip
 from ..rows import Match, MatchKind
 from .base import next_start
@@ -49,14 +51,15 @@ class Fact(NamedTuple):
     kind: MatchKind = MatchKind.MATCH
 
 
-class _Chain:
-    """A ``Run`` with its match starts and the attempt rows following them, for lookups."""
+class Chain:
+    """A ``Run`` with its match starts and the attempt rows following them (sequences in chain
+    order: lists, or arrays as ``Stitcher`` reads them), for lookups."""
 
-    def __init__(self, run: Run, skip: Skip):
+    def __init__(self, run: Run, skip: Skip, starts=None, nexts=None):
         self.run = run
-        self.starts = [m.start for m in run.matches]
+        self.starts = [m.start for m in run.matches] if starts is None else starts
         self.nexts = [m.next if isinstance(m, Fact) else next_start(skip, m.start, m.end, m.rows)
-                      for m in run.matches]
+                      for m in run.matches] if nexts is None else nexts
 
     def first_at(self, lo: int, hi: int) -> int | None:
         """The first attempt row of this chain in [lo, hi] (before ``stop``), None if none."""
@@ -86,14 +89,14 @@ def chunk_runs(chain: Callable[[int, int], Run], lo: int, hi: int, entries: int,
     the first row a reported one passes through.  ``chain(a, stop)``: the serial matcher's
     ``Run`` from attempt row a, exact before ``stop``; it is asked for windows of growing
     length, so that a chain meeting another soon costs little."""
-    chains = [_Chain(chain(lo, hi), skip)]
+    chains = [Chain(chain(lo, hi), skip)]
     for entry in range(lo + 1, min(entries, hi)):
         if any(c.first_at(entry, entry) == entry for c in chains):
             continue
         width = 16
         while True:
             stop = min(hi, entry + width)
-            alternative = _Chain(chain(entry, stop), skip)
+            alternative = Chain(chain(entry, stop), skip)
             meet = _meeting(alternative, chains)
             if meet is not None or stop == hi or alternative.run.error is not None:
                 break
@@ -101,11 +104,11 @@ def chunk_runs(chain: Callable[[int, int], Run], lo: int, hi: int, entries: int,
         run = alternative.run
         if meet is not None:
             run = Run(entry, meet, tuple(m for m in run.matches if m.start < meet))
-        chains.append(_Chain(run, skip))
+        chains.append(Chain(run, skip))
     return [c.run for c in chains]
 
 
-def _meeting(alternative: _Chain, chains: list) -> int | None:
+def _meeting(alternative: Chain, chains: list) -> int | None:
     """The first attempt row of ``alternative`` (before its stop) that one of ``chains`` passes
     through, None if none."""
     for first, last, _ in alternative.segments(alternative.run.start):
@@ -115,32 +118,57 @@ def _meeting(alternative: _Chain, chains: list) -> int | None:
     return None
 
 
+def path(chains: list, size: int) -> tuple[list, Exception | None]:
+    """The serial matcher's chain over a partition of ``size`` rows from ``chains``
+    (``Chain``s covering every attempt row it reaches): (chain, k0, k1) slices, in turn (the
+    matches k0 to k1 - 1 of the chain are the serial run's, in its order), and the error the
+    serial run raises where the chain stops (None: none).  A chain is followed from where the
+    true one enters it to its stop; the steps are the chains visited, not the matches."""
+    chains = sorted(chains, key=lambda c: c.run.start)
+    out: list = []
+    pos = 0
+    while pos < size:
+        error = next((c.run.error for c in chains if c.run.error is not None and c.run.stop == pos), None)
+        if error is not None:
+            return out, error
+        at = next((c for c in chains if c.first_at(pos, pos) == pos), None)
+        if at is None:
+            raise ValueError(f"no run covers attempt row {pos}")
+        k0, k1 = bisect_left(at.starts, pos), bisect_left(at.starts, at.run.stop)
+        out.append((at, k0, k1))
+        pos = max(at.run.stop, int(at.nexts[k1 - 1])) if k1 > k0 else at.run.stop
+    return out, None
+
+
+def unmatched_rows(starts: np.ndarray, ends: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """WITH UNMATCHED ROWS: the stretches (first rows, last rows) of a partition of ``size``
+    rows that the serial run's matches (``starts`` / ``ends``, in its order) leave unmatched.
+    Every row is an attempt of the chain or inside a match before it (a skip lands inside its
+    match), so they are the rows neither inside a match nor the start of an empty one."""
+    edges = np.zeros(size + 1, dtype=np.int64)
+    full = ends >= starts
+    np.add.at(edges, starts[full], 1)
+    np.add.at(edges, ends[full] + 1, -1)
+    free = np.cumsum(edges[:size]) == 0
+    free[starts[~full]] = False
+    change = np.flatnonzero(np.diff(np.concatenate(([False], free, [False])).astype(np.int8)))
+    return change[::2], change[1::2] - 1
+
+
 def stitch(runs: list, skip: Skip, size: int, unmatched: bool) -> list:
     """The serial matcher's output over a partition of ``size`` rows from ``runs`` (``Run``s)
     covering every attempt row its true chain reaches: the matches of that chain from row 0,
     numbered from 1, with WITH UNMATCHED ROWS (``unmatched``) each row no match covers as a
     ``MatchKind.UNMATCHED`` at its attempt, in attempt order."""
-    chains = sorted((_Chain(run, skip) for run in runs), key=lambda c: c.run.start)
-    out: list = []
-    pos, number, covered = 0, 0, -1
-    while pos < size:
-        error = next((c.run.error for c in chains if c.run.error is not None and c.run.stop == pos), None)
-        if error is not None:
-            raise error
-        at = next((c for c in chains if c.first_at(pos, pos) == pos), None)
-        if at is None:
-            raise ValueError(f"no run covers attempt row {pos}")
-        for first, last, k in at.segments(pos):
-            fails = last if k is None else last - 1
-            if unmatched:
-                out += [Match(None, row, row, (), MatchKind.UNMATCHED)
-                        for row in range(max(first, covered + 1), fails + 1)]
-            pos = last + 1
-            if k is not None:
-                match = at.run.matches[k]
-                number += 1
-                out.append(match._replace(number=number))
-                if match.end >= match.start:
-                    covered = max(covered, match.end)
-                pos = at.nexts[k]
+    slices, error = path([Chain(run, skip) for run in runs], size)
+    matches = [m for at, k0, k1 in slices for m in at.run.matches[k0:k1]]
+    if error is not None:
+        raise error
+    out = [m._replace(number=k + 1) for k, m in enumerate(matches)]
+    if unmatched:
+        firsts, lasts = unmatched_rows(np.array([m.start for m in matches], dtype=np.int64),
+                                       np.array([m.end for m in matches], dtype=np.int64), size)
+        rows = [Match(None, row, row, (), MatchKind.UNMATCHED)
+                for first, last in zip(firsts.tolist(), lasts.tolist()) for row in range(first, last + 1)]
+        out = sorted(out + rows, key=lambda m: m.start)  # (stable: an unmatched row never starts a match)
     return out
