@@ -11,6 +11,15 @@ Parts, all in one SparkSession (local[2]), each variant timed to its end:
   own no-op stateful query: ``groupBy(k).transformWithState`` of a processor that reads its
   rows, event-time mode), ``stream`` (``sql_ext.stream``), ``batch`` (``spark.sql`` over the
   files at rest).  ``--runs`` rounds, round-robin; the fastest run of each counts.
+* ``floors``: where a micro-batch's time goes, over the ``throughput`` files (one run each):
+  ``stateless`` (the stream read into a ``noop`` sink: Spark's cost of a micro-batch),
+  ``packet_floor`` (``sql_ext.stream``'s pipeline without the matcher: the rows packed into one
+  Arrow packet per shard and input batch, ``groupBy(shard).transformWithState`` of a processor
+  that reads the packets and does nothing: the floor of its design), ``stream``, ``batch``, and ``incremental_bound``: a lower bound of the
+  micro-batch incremental design (``foreachBatch`` running the batch query over the
+  micro-batch's rows alone - no carried state, so no held rows replayed nor stored - and
+  appending its output to a Delta table written idempotently, ``txnAppId`` / ``txnVersion`` =
+  the batch id): any such design does at least this work per micro-batch.
 * ``overhead``: the same with 100 rows per micro-batch: the median micro-batch of ``stream``
   less that of ``floor``.
 * ``state``: ``--short-keys`` short-lived keys (5 events a second apart each, 20 new keys a
@@ -129,7 +138,8 @@ def run_stream(df, checkpoint: str, sink=None):
     return time.perf_counter() - started, query.recentProgress
 
 
-def floor_query(spark, path: str):
+def no_op():
+    """A stateful processor that reads its rows and does nothing."""
     from pyspark.sql.streaming import StatefulProcessor
 
     class NoOp(StatefulProcessor):
@@ -144,8 +154,66 @@ def floor_query(spark, path: str):
         def close(self):
             pass
 
+    return NoOp()
+
+
+def floor_query(spark, path: str):
     return read_stream(spark, path, SCHEMA, "10 seconds").groupBy("k").transformWithState(
-        NoOp(), "k bigint", "Append", "EventTime")
+        no_op(), "k bigint", "Append", "EventTime")
+
+
+def packet_floor_query(spark, path: str):
+    from sql_ext.spark.streaming import SHARD, _packer
+    from udtf.transport import PACKET_DDL
+
+    shards = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    return read_stream(spark, path, SCHEMA, "10 seconds") \
+        .selectExpr(f"CAST(pmod(hash(k), {shards}) AS INT) AS `{SHARD}`", "k", "ts", "x") \
+        .mapInArrow(_packer(SHARD), PACKET_DDL) \
+        .groupBy("shard").transformWithState(no_op(), "shard int", "Append", "EventTime")
+
+
+def incremental_bound(spark, path: str, work: str) -> tuple:
+    """(seconds, progress) of ``foreachBatch``: the batch query over each micro-batch's rows,
+    appended to a Delta table idempotently (the micro-batch incremental design without its
+    carried state)."""
+    import sql_ext
+
+    table = f"{work}/incremental_out"
+    shutil.rmtree(table, ignore_errors=True)
+
+    def each(frame, batch_id):
+        session = frame.sparkSession
+        frame.createOrReplaceTempView("events")
+        sql_ext.enable(session).sql(QUERY).write.format("delta").mode("append") \
+            .option("txnAppId", "bench-incremental").option("txnVersion", batch_id).save(table)
+
+    checkpoint = f"{work}/incremental"
+    shutil.rmtree(checkpoint, ignore_errors=True)
+    started = time.perf_counter()
+    query = read_stream(spark, path, SCHEMA, "10 seconds").writeStream.option("checkpointLocation", checkpoint) \
+        .foreachBatch(each).trigger(availableNow=True).start()
+    query.awaitTermination()
+    return time.perf_counter() - started, query.recentProgress
+
+
+def floors(spark, data: str, work: str) -> dict:
+    import sql_ext
+
+    seconds, progress = {}, {}
+    seconds["stateless"], progress["stateless"] = run_stream(read_stream(spark, data, SCHEMA, "10 seconds"),
+                                                             f"{work}/stateless")
+    seconds["packet_floor"], progress["packet_floor"] = run_stream(packet_floor_query(spark, data), f"{work}/packets")
+    read_stream(spark, data, SCHEMA, "10 seconds").createOrReplaceTempView("events")
+    seconds["stream"], progress["stream"] = run_stream(sql_ext.stream(spark, QUERY), f"{work}/stream")
+    seconds["incremental_bound"], progress["incremental_bound"] = incremental_bound(spark, data, work)
+    spark.read.schema(SCHEMA).parquet(data).where(KEEP).createOrReplaceTempView("events")
+    started = time.perf_counter()
+    spark.sql(QUERY).write.format("noop").mode("overwrite").save()
+    seconds["batch"] = time.perf_counter() - started
+    return {"seconds": {k: round(v, 2) for k, v in seconds.items()},
+            "over_batch": {k: round(seconds["batch"] / v, 3) for k, v in seconds.items() if k != "batch"},
+            "median_batch_ms": {k: median_batch_ms(p) for k, p in progress.items()}}
 
 
 def median_batch_ms(progress) -> float:
@@ -252,6 +320,10 @@ def main(argv=None) -> int:
                                     "stream_over_batch": round(s["batch"] / s["stream"], 3),
                                     "stream_over_floor": round(s["floor"] / s["stream"], 3),
                                     "median_batch_ms": result["median_batch_ms"]}
+        if "floors" in parts:
+            data = one_a_second(spark, f"{args.data_dir}/a-{args.rows}-{args.keys}-{args.batches}",
+                                args.rows, args.keys, args.batches)
+            report["floors"] = floors(spark, data, work)
         if "overhead" in parts:
             data = one_a_second(spark, f"{args.data_dir}/a-2000-10-20", 2000, 10, 20)
             result = throughput(spark, data, work, 1)["median_batch_ms"]
