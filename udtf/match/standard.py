@@ -46,9 +46,14 @@ class Tier(ABC):
 
 
 class StandardMatcher(Matcher):
+    framed = False  # do ``limit()`` and ``_bound()`` change with the start (``match.window``)?
+
     def __init__(self, machine: Machine, options: Options, tiers: tuple = ()):
         self.machine = machine
         self.tiers = tiers  # tried in order before the VM decides a start
+        # per ``at_start`` (the partition's first row or not): the threads of a start row before
+        # it reads its row, and whether the empty match is accepted (``_closure_of_start``)
+        self.entry = tuple(self._closure_of_start(at_start) for at_start in (False, True))
         super().__init__(machine.rows, options)
 
     def reset(self):
@@ -109,8 +114,12 @@ class StandardMatcher(Matcher):
 
     # ---- one start after the other -----------------------------------------------------
     def _run(self, out):
-        rows, machine = self.rows, self.machine
+        rows, machine, options = self.rows, self.machine, self.options
         classes = self.classes
+        window, live_runs = options.within is not None, options.limits.live_runs
+        steps_limit, match_rows = options.limits.steps_per_start, options.limits.match_rows
+        viable = self.finished and not options.timeouts  # ``_viable`` cuts runs
+        limit, bound = self.limit(), self._bound()  # (rows and ``finished`` are fixed in a call)
         while True:
             if not self.threads and self.best is None:
                 if self.start >= rows.size:
@@ -121,8 +130,8 @@ class StandardMatcher(Matcher):
                 self._begin(self.start)
             if len(classes) < rows.size:  # (once a faster tier left a start to the VM)
                 classes += machine.classes(len(classes), rows.size)
-            limit, window, bound = self.limit(), self.options.within is not None, self._bound()
-            steps_limit, match_rows = self.options.limits.steps_per_start, self.options.limits.match_rows
+            if self.framed:
+                limit, bound = self.limit(), self._bound()
             while self.threads:
                 row = self.pos
                 if bound is not None and row >= bound:  # the rows this start may read end here
@@ -143,7 +152,7 @@ class StandardMatcher(Matcher):
                     self.check_span(self.start, row)
                 self.steps += len(self.threads)
                 if self.steps > steps_limit:
-                    raise LimitExceeded(f"more than {self.options.limits.steps_per_start} run steps from start "
+                    raise LimitExceeded(f"more than {steps_limit} run steps from start "
                                         f"row {self.start + self.rows.dropped + 1}",
                                         LIMIT_CONFS["steps_per_start"], row)
                 nxt, seen, cls = [], set(), classes[row]
@@ -151,8 +160,9 @@ class StandardMatcher(Matcher):
                 for thread in self.threads:
                     if self._step(thread, row, plans, nxt, seen):
                         break
-                self._check_threads(nxt, row)
-                self.threads = self._viable(nxt, row + 1) if self.finished else nxt
+                if len(nxt) > live_runs:
+                    self._check_threads(nxt, row)
+                self.threads = self._viable(nxt, row + 1) if viable else nxt
                 self.pos = row + 1
             best, self.best = self.best, None
             if best is None:
@@ -169,28 +179,45 @@ class StandardMatcher(Matcher):
         return None
 
     def _skip_dead(self, out):
-        """Decide, unmatched, the starts from ``self.start`` on that the classes of their row
-        and the next rule out (``Machine.dead``; not with ``timeouts``, where a run the next row
-        lies beyond the window of times out instead)."""
+        """Decide, unmatched, the run of starts from ``self.start`` on that the classes of their
+        row and the next rule out (``Machine.dead``; not with ``timeouts``, where a run the next
+        row lies beyond the window of times out instead)."""
         size, start = self.rows.size, self.start
         if self.options.timeouts or start + self.rows.dropped == 0 or start + 1 >= size:
             return
         classes, dead = self.classes, self.machine.dead
         if len(classes) < size:
             classes += self.machine.classes(len(classes), size)
-        while start + 1 < size and dead(classes[start], classes[start + 1]):
-            self.decide(out, None, ())
-            start = self.start
+        stop = start
+        while stop + 1 < size and dead(classes[stop], classes[stop + 1]):
+            stop += 1
+        if stop > start:
+            self._unmatched(out, stop)
+
+    def _unmatched(self, out, stop: int):
+        """Decide the starts from ``self.start`` to ``stop`` - 1 without a match, as
+        ``decide(out, None, ())`` would one after the other (``match.window`` decides only
+        the first: there a start without a match moves the owner's search)."""
+        if self.options.unmatched:
+            out.extend(Match(None, r, r, (), MatchKind.UNMATCHED) for r in range(max(self.start, self.covered + 1), stop))
+        self.start = stop
 
     def _begin(self, start: int):
         self.steps = 0  # run steps spent on this start row
         self.machine.table.match_number = self.match_number + 1  # MATCH_NUMBER() in DEFINE
-        self.best = None
-        self.threads = []
+        threads, empty = self.entry[start + self.rows.dropped == 0]
+        self.best = (start - 1, None) if empty else None
         self.pos = start
-        self.machine.add(self.machine.start_state, self.machine.initial_facts, None, start + self.rows.dropped == 0, self.threads,
-                         set(), lambda f, c: self._record(c, start - 1))
-        self.threads = self._viable(self.threads, start)
+        self.threads = self._viable(threads, start)
+
+    def _closure_of_start(self, at_start: bool) -> tuple:
+        """The epsilon closure of the start state with the initial facts: the same for every
+        start row but the partition's first (``Machine.add`` reads no condition, and a run has
+        no row yet), so ``_begin`` takes it from ``entry``."""
+        machine, threads = self.machine, []
+        empty = machine.add(machine.start_state, machine.initial_facts, None, at_start, threads, set(),
+                            lambda facts, chain: True)
+        return tuple(threads), empty
 
     def deadlines(self) -> list:
         """``Machine.deadlines`` of the complete partition, computed once."""

@@ -30,6 +30,8 @@ from .vm import Machine
 
 
 class WindowMatcher(StandardMatcher):
+    framed = True  # the owner's frame bounds the rows a start reads
+
     def __init__(self, machine: Machine, conditions: Conditions, options: Options):
         self.frame_spec: Frame = options.frame
         self.frame = conditions.frame  # [lo, hi) navigation may read, shared with the conditions
@@ -91,6 +93,9 @@ class WindowMatcher(StandardMatcher):
         else:
             following = self._next_start(start, end, rows)
         self._advance(out, following)
+
+    def _unmatched(self, out, stop: int):
+        self.decide(out, None, ())  # (may move to the next owner, before ``stop``)
 
     def _advance(self, out, following: int, unmatched: bool = False):
         """Move to owner ``following``: the owner (when ``unmatched``) and the rows skipped
