@@ -69,17 +69,24 @@ class Spans(NamedTuple):
 
     @staticmethod
     def of_matches(matches: list) -> Spans:
+        """``Match`` tuples as arrays, column by column (their fields transposed at once)."""
         count = len(matches)
-        flat = list(itertools.chain.from_iterable(m.rows for m in matches))
-        lengths = np.fromiter((len(m.rows) for m in matches), dtype=np.int64, count=count)
-        column = lambda k, dtype: np.fromiter((r[k] for r in flat), dtype=dtype, count=len(flat))
-        kinds = [m.kind for m in matches]
-        return Spans(np.fromiter((m.source for m in matches), dtype=np.int64, count=count),
-                     np.fromiter((m.number or 0 for m in matches), dtype=np.int64, count=count),
-                     np.fromiter((m.number is not None for m in matches), dtype=bool, count=count),
-                     np.fromiter((k is MatchKind.TIMED_OUT for k in kinds), dtype=bool, count=count),
-                     np.fromiter((k is MatchKind.UNMATCHED for k in kinds), dtype=bool, count=count),
-                     column(0, np.int64), column(1, np.int64), column(2, bool),
+        numbers, starts, _, captures, kinds, owners = zip(*matches) if matches else ((),) * 6
+        flat = list(itertools.chain.from_iterable(captures))
+        rows, variables, excluded = zip(*flat) if flat else ((),) * 3
+        number = np.array(numbers, dtype=object)
+        numbered = number != None  # noqa: E711 (elementwise)
+        number[~numbered] = 0
+        kind = np.array(kinds, dtype=object)
+        sources = np.array(starts, dtype=np.int64)
+        if owners.count(None) < count:  # (a window's: a match stands for its owner)
+            owner = np.array(owners, dtype=object)
+            sources = np.where(owner == None, sources, owner).astype(np.int64)  # noqa: E711
+        lengths = np.fromiter(map(len, captures), dtype=np.int64, count=count)
+        return Spans(sources, number.astype(np.int64), numbered.astype(bool),
+                     kind == MatchKind.TIMED_OUT, kind == MatchKind.UNMATCHED,
+                     np.array(rows, dtype=np.int64), np.array(variables, dtype=np.int64),
+                     np.array(excluded, dtype=bool),
                      np.repeat(np.arange(count), lengths), np.append(0, np.cumsum(lengths)), {})
 
     @staticmethod
