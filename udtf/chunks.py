@@ -25,7 +25,7 @@ from .arrow import PartitionRunner, output_batch
 from .errors import LimitExceeded, MatchRecognizeError
 from .match import MatchBlock, expand, shifted
 from .match.base import next_start
-from .match.seams import Chain, Fact, Run, chunk_runs, path, unmatched_rows
+from .match.seams import Chain, Facts, Run, chunk_runs, path, unmatched_rows
 from .expr import MatchNumber
 from .plan import EnginePlan, OutputKind, RowsMode, SkipMode
 from .rows import Match, MatchKind
@@ -53,19 +53,20 @@ def _error(text: str) -> MatchRecognizeError:
     return MatchRecognizeError(message, line, col)
 
 
-def _facts_of(items: list, base: int, skip) -> list:
-    """The ``Fact``s (rows of the partition) of a matcher's ``items`` (``Match``es and
+def _facts_of(items: list, base: int, skip) -> Facts:
+    """The ``Facts`` (rows of the partition) of a matcher's ``items`` (``Match``es and
     ``MatchBlock``s, rows counted from the partition's row ``base``)."""
-    out = []
+    parts = [np.zeros((3, 0), dtype=np.int64)]
     for item in items:
         if isinstance(item, MatchBlock) and skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW):
-            starts, ends = item.starts + base, item.ends + base
+            starts, ends = item.starts, item.ends
             nexts = np.where((ends < starts) | (skip.mode is SkipMode.TO_NEXT_ROW), starts + 1, ends + 1)
-            out += map(Fact, starts.tolist(), ends.tolist(), nexts.tolist())
+            parts.append(np.stack([starts, ends, nexts]).astype(np.int64))
         else:
-            out += (Fact(m.start + base, m.end + base, next_start(skip, m.start, m.end, m.rows) + base)
-                    for m in expand([item]))
-    return out
+            parts.append(np.array([(m.start, m.end, next_start(skip, m.start, m.end, m.rows))
+                                   for m in expand([item])], dtype=np.int64).reshape(-1, 3).T)
+    starts, ends, nexts = np.concatenate(parts, axis=1) + base
+    return Facts(starts, ends, nexts)
 
 
 def _head(items: list, count: int) -> list:
@@ -152,10 +153,9 @@ class ChunkRunner:
                 if isinstance(error, LimitExceeded):
                     error = self.inner.located(error)
             items = [shifted(m, first - base) for m in out if isinstance(m, MatchBlock) or m.kind is MatchKind.MATCH]
-            facts = [f for f in _facts_of(items, base, skip) if f.start < stop]
             found[a] = items
             raised = error if error is not None and matcher.start + first == stop else None
-            return Run(a, stop, tuple(facts), raised)
+            return Run(a, stop, _facts_of(items, base, skip).before(stop), raised)
 
         entries = lo + plan.longest if lo else lo
         runs = chunk_runs(chain, lo, hi, entries, skip)
@@ -165,11 +165,10 @@ class ChunkRunner:
             for item in _head(found[run.start], len(run.matches)):
                 local.append(shifted(item, 0, number))
                 number += len(item) if isinstance(item, MatchBlock) else 1
-        matches = [m for run in runs for m in run.matches]
-        errors = [None] * len(matches)
+        starts = np.concatenate([run.matches.starts for run in runs])
+        errors = [None] * len(starts)
         batches = self._emitted(local, errors)
         yield self._facts(runs, errors, c, last)
-        starts = np.array([m.start for m in matches], dtype=np.int64)
         for batch in batches:
             numbers = batch.column(self.number).to_numpy(zero_copy_only=False).astype(np.int64)
             yield self._extended(batch, c, ROW_MATCH, starts[numbers - 1])
@@ -205,22 +204,25 @@ class ChunkRunner:
     def _facts(self, runs: list, errors: list, c: int, last: int):
         """The fact rows of chunk ``c``'s ``runs`` (a run's ``next``: ``last``, the rows of the
         partition it knows of) and of their matches (``errors``: their measures', in turn)."""
-        kind, index, at, to, nxt, error = [], [], [], [], [], []
-        done = 0  # (the matches of the runs before)
-        for k, run in enumerate(runs):
-            n = len(run.matches)
-            kind += [FACT_RUN] + [FACT_MATCH] * n
-            index += [k] * (n + 1)
-            at += [run.start, *(m.start for m in run.matches)]
-            to += [run.stop, *(m.end for m in run.matches)]
-            nxt += [last, *(m.next for m in run.matches)]
-            error += [None if run.error is None else _error_text(run.error), *errors[done:done + n]]
-            done += n
+        counts = np.array([len(run.matches) + 1 for run in runs])
+        firsts = np.cumsum(counts) - counts  # each run's fact, then its matches'
+        kind = np.full(counts.sum(), FACT_MATCH, dtype=np.int32)
+        kind[firsts] = FACT_RUN
+        index = np.repeat(np.arange(len(runs), dtype=np.int32), counts)
+        joined = lambda own, of_matches: np.concatenate([x for run in runs for x in ([own(run)], of_matches(run))])
+        at = joined(lambda run: run.start, lambda run: run.matches.starts)
+        to = joined(lambda run: run.stop, lambda run: run.matches.ends)
+        nxt = joined(lambda run: last, lambda run: run.matches.nexts)
+        error = [None] * len(kind)
+        for k, run in zip(firsts.tolist(), runs):
+            error[k] = None if run.error is None else _error_text(run.error)
+        for k, fault in zip(np.flatnonzero(kind == FACT_MATCH).tolist(), errors):
+            error[k] = fault
         width = len(self.plan.output)
         nulls = [pa.nulls(len(kind), f.type) for f in list(self.schema)[:width]]
-        extra = [pa.array(np.full(len(kind), c, dtype=np.int64)), pa.array(kind, pa.int32()),
-                 pa.array(index, pa.int32()), pa.array(at, pa.int64()), pa.array(to, pa.int64()),
-                 pa.array(nxt, pa.int64()), pa.array(error, pa.string())]
+        extra = [pa.array(np.full(len(kind), c, dtype=np.int64)), pa.array(kind), pa.array(index),
+                 pa.array(at.astype(np.int64)), pa.array(to.astype(np.int64)), pa.array(nxt.astype(np.int64)),
+                 pa.array(error, pa.string())]
         return pa.RecordBatch.from_arrays(nulls + extra, schema=self.schema)
 
     def _extended(self, batch: pa.RecordBatch, c: int, kind: int, at: np.ndarray) -> pa.RecordBatch:

@@ -34,7 +34,7 @@ from .base import next_start
 
 class Run(NamedTuple):
     """A chain of the serial matcher from attempt row ``start``: its ``matches`` (MATCH only,
-    ``Match``es or ``Fact``s, in chain order) at the attempt rows before ``stop``, exact there.  ``error``: what the
+    ``Match``es in chain order, or ``Facts``) at the attempt rows before ``stop``, exact there.  ``error``: what the
     attempt at ``stop`` raises (None: the run simply ends there)."""
     start: int
     stop: int
@@ -42,13 +42,20 @@ class Run(NamedTuple):
     error: Exception | None = None
 
 
-class Fact(NamedTuple):
-    """A match as a chunk reports it to the stitch: its start, end and next attempt row."""
-    start: int
-    end: int
-    next: int
-    number: int | None = None
-    kind: MatchKind = MatchKind.MATCH
+class Facts(NamedTuple):
+    """Matches as a chunk reports them to the stitch, in chain order: their starts, ends and
+    next attempt rows (int64 arrays)."""
+    starts: np.ndarray
+    ends: np.ndarray
+    nexts: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def before(self, row: int) -> Facts:
+        """The matches starting before ``row``."""
+        k = int(np.searchsorted(self.starts, row))
+        return Facts(self.starts[:k], self.ends[:k], self.nexts[:k])
 
 
 class Chain:
@@ -57,9 +64,10 @@ class Chain:
 
     def __init__(self, run: Run, skip: Skip, starts=None, nexts=None):
         self.run = run
+        if isinstance(run.matches, Facts):
+            starts, nexts = run.matches.starts, run.matches.nexts
         self.starts = [m.start for m in run.matches] if starts is None else starts
-        self.nexts = [m.next if isinstance(m, Fact) else next_start(skip, m.start, m.end, m.rows)
-                      for m in run.matches] if nexts is None else nexts
+        self.nexts = [next_start(skip, m.start, m.end, m.rows) for m in run.matches] if nexts is None else nexts
 
     def first_at(self, lo: int, hi: int) -> int | None:
         """The first attempt row of this chain in [lo, hi] (before ``stop``), None if none."""
@@ -103,7 +111,9 @@ def chunk_runs(chain: Callable[[int, int], Run], lo: int, hi: int, entries: int,
             width *= 4
         run = alternative.run
         if meet is not None:
-            run = Run(entry, meet, tuple(m for m in run.matches if m.start < meet))
+            matches = run.matches
+            run = Run(entry, meet, matches.before(meet) if isinstance(matches, Facts) else
+                      tuple(m for m in matches if m.start < meet))
         chains.append(Chain(run, skip))
     return [c.run for c in chains]
 
