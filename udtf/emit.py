@@ -26,6 +26,7 @@ rows with its Spark fold, one step per row it reads.
 from __future__ import annotations
 
 import itertools
+import operator
 from typing import NamedTuple
 
 import numpy as np
@@ -69,24 +70,22 @@ class Spans(NamedTuple):
 
     @staticmethod
     def of_matches(matches: list) -> Spans:
-        """``Match`` tuples as arrays, column by column (their fields transposed at once)."""
+        """``Match`` tuples as arrays: their fields transposed at once (``zip``), their
+        ``(row, var, excluded)`` captures read as one flat stream of integers."""
         count = len(matches)
         numbers, starts, _, captures, kinds, owners = zip(*matches) if matches else ((),) * 6
-        flat = list(itertools.chain.from_iterable(captures))
-        rows, variables, excluded = zip(*flat) if flat else ((),) * 3
-        number = np.array(numbers, dtype=object)
-        numbered = number != None  # noqa: E711 (elementwise)
-        number[~numbered] = 0
-        kind = np.array(kinds, dtype=object)
-        sources = np.array(starts, dtype=np.int64)
-        if owners.count(None) < count:  # (a window's: a match stands for its owner)
-            owner = np.array(owners, dtype=object)
-            sources = np.where(owner == None, sources, owner).astype(np.int64)  # noqa: E711
         lengths = np.fromiter(map(len, captures), dtype=np.int64, count=count)
-        return Spans(sources, number.astype(np.int64), numbered.astype(bool),
-                     kind == MatchKind.TIMED_OUT, kind == MatchKind.UNMATCHED,
-                     np.array(rows, dtype=np.int64), np.array(variables, dtype=np.int64),
-                     np.array(excluded, dtype=bool),
+        total = int(lengths.sum())
+        flat = np.fromiter(itertools.chain.from_iterable(itertools.chain.from_iterable(captures)),
+                           dtype=np.int64, count=3 * total).reshape(total, 3)
+        numbered = np.fromiter(map(operator.is_not, numbers, itertools.repeat(None)), dtype=bool, count=count)
+        sources = starts if owners.count(None) == count else map(Match.source.fget, matches)
+        return Spans(np.fromiter(sources, dtype=np.int64, count=count),
+                     np.fromiter((n or 0 for n in numbers), dtype=np.int64, count=count) if numbered.any()
+                     else np.zeros(count, dtype=np.int64), numbered,
+                     np.fromiter(map(operator.is_, kinds, itertools.repeat(MatchKind.TIMED_OUT)), dtype=bool, count=count),
+                     np.fromiter(map(operator.is_, kinds, itertools.repeat(MatchKind.UNMATCHED)), dtype=bool, count=count),
+                     flat[:, 0].copy(), flat[:, 1].copy(), flat[:, 2].astype(bool),
                      np.repeat(np.arange(count), lengths), np.append(0, np.cumsum(lengths)), {})
 
     @staticmethod
