@@ -119,11 +119,15 @@ def spark_parts(sql: str, clause) -> list[str]:
                 " " * (modifier.meta["end"] + 1 - modifier.meta["start"])
         return "".join(chars)
 
-    queries = [f"SELECT {text(e)} FROM t" for e in clause.partition_by]
-    queries += [f"SELECT 1 FROM t ORDER BY {text(o)}" for o in clause.order]
-    queries += [f"SELECT {text(m.this)} AS {text(m.args['alias'])} FROM t" for m in clause.measures]
-    queries += [f"SELECT {text(e)} FROM t" for d in clause.definitions for e in (d.condition, d.until) if e is not None]
-    queries += [f"SELECT {text(clause.within)}"] if clause.within is not None else []
+    queries = [f"SELECT 1 FROM t ORDER BY {text(o)}" for o in clause.order]
+    period = clause.period
+    queries += [f"SELECT {text(e)} FROM t" for e in (period.this, period.expression)] if period is not None else []
+    for body in (clause, *clause.layers):
+        queries += [f"SELECT {text(e)} FROM t" for e in body.partition_by]
+        queries += [f"SELECT {text(m.this)} AS {text(m.args['alias'])} FROM t" for m in body.measures]
+        queries += [f"SELECT {text(e)} FROM t" for d in body.definitions for e in (d.condition, d.until)
+                    if e is not None and "span" in e.meta]  # (not the TRUE of ``v FROM layer`` without AS)
+        queries += [f"SELECT {text(body.within)}"] if body.within is not None else []
     return queries
 
 

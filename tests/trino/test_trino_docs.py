@@ -3,8 +3,10 @@ checked by a second engine (Trino).
 
 Collected: every ```sql block of README.md and docs/*.md, and every sql_examples/*.sql.  Those
 using FlinkCEP-only syntax (``->``, ``~``, UNTIL, WITHIN, SEMANTICS, NO SKIP, possessive
-quantifiers) are not standard and are skipped; the others run on sparkcep and on Trino (the
-same text, backquoted identifiers as Trino's double-quoted ones) and must give the same rows.
+quantifiers) or event hierarchies (LAYER, PERIOD, EVENT_START and the other interval functions)
+are not standard and are skipped, and so are examples over tables sql_examples/data.py does not
+generate (docs/hierarchies.md's plain-SQL form reads its own ``readings``); the others run on
+sparkcep and on Trino (the same text, backquoted identifiers as Trino's double-quoted ones) and must give the same rows.
 Examples over sql_examples' generated tables get smaller instances of them (same generators).
 """
 from __future__ import annotations
@@ -14,14 +16,19 @@ import re
 from pathlib import Path
 
 import pytest
+from sqlglot import exp
 
 import harness
 from server import REPO_ROOT, load_table
+from sql_examples.data import TABLES
+from sql_ext.compiler.parse import parse_one
 
 pytestmark = [pytest.mark.trino]
 
 WINDOW_PATTERN = re.compile(r"\bPATTERN\s*\(", re.I)  # row pattern recognition in a window (R020)
 FLINKCEP_ONLY = re.compile(r"->|~|\bUNTIL\b|\bWITHIN\b|\bSEMANTICS\b|\bNO\s+SKIP\b|[*+?}]\+", re.I)
+# event hierarchies (docs/hierarchies.md): sparkcep's own syntax
+HIERARCHY_ONLY = re.compile(r"\bLAYER\b|\bPERIOD\s*\(|\b(EVENT|MATCH)_(START|END)\s*\(", re.I)
 # smaller instances of sql_examples/data.py's tables (keyword arguments of the generators)
 SIZES = {"stock_ticks": {"symbols": 3, "ticks": 150}, "clicks": {"users": 60},
          "rfid_readings": {"tags": 60}, "sensor_readings": {"zones": 2, "minutes": 60}}
@@ -43,7 +50,17 @@ def collect():
 
 
 EXAMPLES = collect()
-STANDARD = [(n, s) for n, s in EXAMPLES if not FLINKCEP_ONLY.search(s)]
+
+
+def _reads_known_tables(sql: str) -> bool:
+    """Does ``sql`` read only its own WITH queries and sql_examples/data.py's tables?"""
+    tree = parse_one(sql)
+    own = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    return {t.name.lower() for t in tree.find_all(exp.Table)} <= own | set(TABLES)
+
+
+STANDARD = [(n, s) for n, s in EXAMPLES if not FLINKCEP_ONLY.search(s) and not HIERARCHY_ONLY.search(s)
+            and _reads_known_tables(s)]
 
 
 def test_docs_have_standard_examples():
@@ -62,11 +79,9 @@ def _trino_type(spark_type: str) -> str:
 
 @pytest.fixture(scope="module")
 def doc_tables(spark, trino):
-    from sql_examples import data
-
     conn = trino.connect()
     made = {}
-    for name, generate in data.TABLES.items():
+    for name, generate in TABLES.items():
         params = inspect.signature(generate).parameters
         kwargs = {k: v for k, v in SIZES.get(name, {}).items() if k in params}
         schema, rows = generate(**kwargs)
