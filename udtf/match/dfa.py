@@ -249,9 +249,8 @@ class DfaTier(Tier):
                     k += 1
                 candidate = starts[k] if k < len(starts) else limit
                 if candidate > start:
-                    if unmatched:
-                        out.extend(Match(None, r, r, (), MatchKind.UNMATCHED)
-                                   for r in range(max(start, m.covered + 1), min(candidate, size)))
+                    m.start = start
+                    m.decide_unmatched(out, min(candidate, size))
                     start = candidate
                     if start >= limit:
                         break

@@ -192,9 +192,9 @@ class StandardMatcher(Matcher):
         while stop + 1 < size and dead(classes[stop], classes[stop + 1]):
             stop += 1
         if stop > start:
-            self._unmatched(out, stop)
+            self.decide_unmatched(out, stop)
 
-    def _unmatched(self, out, stop: int):
+    def decide_unmatched(self, out, stop: int):
         """Decide the starts from ``self.start`` to ``stop`` - 1 without a match, as
         ``decide(out, None, ())`` would one after the other (``match.window`` decides only
         the first: there a start without a match moves the owner's search)."""

@@ -94,7 +94,7 @@ class WindowMatcher(StandardMatcher):
             following = self._next_start(start, end, rows)
         self._advance(out, following)
 
-    def _unmatched(self, out, stop: int):
+    def decide_unmatched(self, out, stop: int):
         self.decide(out, None, ())  # (may move to the next owner, before ``stop``)
 
     def _advance(self, out, following: int, unmatched: bool = False):
