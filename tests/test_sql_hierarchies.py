@@ -122,6 +122,26 @@ def test_example_5_alarms_per_sensor_incidents_per_zone(mr_spark):
         ("z1", "s1", "s2", 0, 3)]
 
 
+def test_views_over_a_statement_with_layers(mr_spark):
+    """A temporary view over a LAYER statement reads like its query; a global temporary view
+    reads in another session of the same SparkContext (its UDTFs are registered there)."""
+    _readings(mr_spark, [(k, "temp", t) for k, t in enumerate([85, 90, 95, 60, 88, 91, 50])])
+    expected = [(2, 1, 1, 0, 3), (1, 3, 2, 4, 6)]
+    mr_spark.sql(f"CREATE OR REPLACE TEMP VIEW layered AS {EXAMPLE_4}")
+    got = mr_spark.sql("SELECT * FROM layered ORDER BY match_start").collect()
+    assert [(r.pairs, r.first_pair, r.cool_no, minutes(r.match_start), minutes(r.match_end)) for r in got] == expected
+    mr_spark.table("readings").createOrReplaceGlobalTempView("readings_global")
+    mr_spark.sql("CREATE OR REPLACE GLOBAL TEMP VIEW layered_global AS "
+                 + EXAMPLE_4.replace("FROM readings", "FROM global_temp.readings_global"))
+    try:
+        got = mr_spark.newSession().sql("SELECT * FROM global_temp.layered_global ORDER BY match_start").collect()
+        assert [(r.pairs, r.first_pair, r.cool_no, minutes(r.match_start), minutes(r.match_end))
+                for r in got] == expected
+    finally:
+        mr_spark.sql("DROP VIEW IF EXISTS global_temp.layered_global")
+        mr_spark.sql("DROP VIEW IF EXISTS global_temp.readings_global")
+
+
 def test_a_layer_error_is_placed_in_the_users_sql(mr_spark):
     _readings(mr_spark, [(0, "temp", 70)])
     sql = EXAMPLE_1.replace("S.peak >= 90", "S.peak >= 'x' + DATE'2020-01-01'")
