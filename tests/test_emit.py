@@ -12,6 +12,7 @@ from udtf.expr import Agg, Call, Cast, Classifier, Col, FactTable, Lit, MatchNum
 from udtf.match import MatchBlock
 from udtf.plan import Atom, RowsMode
 from udtf.rows import Match, MatchKind
+from udtf.sparksql.errors import SparkError
 
 FIRST, LAST = NavMode.FIRST, NavMode.LAST
 NAMES = ["A", "B", "C"]
@@ -66,8 +67,11 @@ def random_atoms(rng):
                 agg("collect_list", v, "x", "bigint", "array<bigint>"),
                 agg("collect_list", v, "s", "string", "array<string>"),
                 Agg("collect_list", v, (widened("i", "string"),), ("string",), False, None, "array<string>"),
-                by_agg(rng.choice(["max_by", "min_by"]), v, rng.choice("sdx"), rng.choice("ixd")),
+                by_agg(rng.choice(["max_by", "min_by"]), v, rng.choice("sdx"), rng.choice("ixdsb")),
                 agg(rng.choice(["var_samp", "var_pop", "stddev_samp", "stddev_pop"]), v, "d", "double", "double"),
+                agg(rng.choice(["skewness", "kurtosis"]), v, "d", "double", "double"),
+                Agg(rng.choice(["skewness", "kurtosis"]), v, (widened("x", "double"),), ("double",), False, None,
+                    "double"),
                 Agg(rng.choice(["var_samp", "stddev_pop"]), v, (widened("x", "double"),), ("double",), False, None,
                     "double"),
                 Agg("max_by", v, (widened("i", "bigint"), Col("x", "bigint")), ("bigint", "bigint"), True, None,
@@ -147,7 +151,7 @@ def emitted(emitter, matches):
     """The output as (sources, columns, timed_out) lists, or the error."""
     try:
         out = emitter.emit(matches)
-    except MatchRecognizeError as e:
+    except (MatchRecognizeError, SparkError) as e:  # (SparkError: a fold's result, e.g. DIVIDE_BY_ZERO)
         return str(e)
     listed = lambda c: c.to_pylist() if hasattr(c, "to_pylist") else c.tolist() if hasattr(c, "tolist") else c
     unchunk = lambda chunks: [v for c in chunks for v in listed(c)]
@@ -169,7 +173,8 @@ def random_values(rng, size):
     full = lambda choices: [rng.choice(choices) for _ in range(size)]  # (some without NULL: vectorized)
     some = lambda choices: (pick if rng.random() < 0.5 else full)(choices)
     return {"x": some([2 ** 62, -2 ** 62, 2 ** 63 - 1] if big else list(range(-5, 6))),
-            "d": some([0.0, -0.0, math.nan, 1.5, -2.25, 0.1, 1e300, math.inf] if rng.random() < 0.5 else [1.5, -2.25, 0.1]),
+            "d": some([0.0, -0.0, math.nan, 1.5, -2.25, 0.1, 1e300, math.inf] if rng.random() < 0.5 else
+                      [1.5, -2.25, 0.1] if rng.random() < 0.8 else [0.0, 1e-120]),  # (a moment underflows)
             "s": some(["a", "b", "c"]), "i": some([0, 1, 2]), "b": some([True, False])}
 
 

@@ -4,12 +4,13 @@ by row: COUNT, SUM, AVG, MIN and MAX (``Aggregate.vector``) over a column (or a 
 that cannot fail) of an integral or floating type (MIN / MAX: dates and timestamps too),
 without DISTINCT (but MIN / MAX) or FILTER; COUNT_IF, BOOL_AND and BOOL_OR of a condition
 ``udtf.match.vector`` evaluates (where it vouches for every row read); MAX_BY / MIN_BY of a
-column (or a cast of one that cannot fail) by an integral, date or timestamp column, and
+column (or a cast of one that cannot fail) by an integral, date or timestamp column, or by a
+floating, decimal, boolean, binary or (binary-collated) string one ranked first, and
 COLLECT_LIST (ARRAY_AGG) of a column (or such a cast), without FILTER (COLLECT_LIST: nor
 DISTINCT): the row each match's (or each row's RUNNING) value comes from is found with numpy,
 its value then converted by the fold's own cast; VAR_SAMP / VAR_POP / STDDEV_SAMP /
-STDDEV_POP of a column as for AVG: Welford's updates folded row by row in match order as
-``_sequential`` folds a floating sum, the fold's own result taken of each state.
+STDDEV_POP, SKEWNESS and KURTOSIS of a column as for AVG: Welford's updates folded row by row
+in match order as ``_sequential`` folds a floating sum, the result computed as the fold's.
 
 Integral sums are exact in int64: wrapping is two's complement as Spark's without ANSI, and
 under ANSI a sum that could leave int64 is left to the row fold (which raises).  Floating
@@ -19,13 +20,14 @@ the Spark fold, NaN above every other double and ties keeping the earlier value.
 """
 from __future__ import annotations
 
+import operator
 from typing import NamedTuple
 
 import numpy as np
 
 from .expr import Agg, Col, _column_cast, type_of
 from .match.vector import Compiler, Unsupported, View, column_array
-from .sparksql import aggregates
+from .sparksql import aggregates, collation
 from .sparksql.aggregates import Fold
 from .sparksql.types import INTEGRAL_RANGE, TypeKind, SqlType
 
@@ -33,11 +35,14 @@ LONGEST = 256  # matches longer than this (rows) leave a floating / extreme fold
 _INTEGRAL = frozenset(INTEGRAL_RANGE)
 _FLOATING = frozenset((TypeKind.FLOAT, TypeKind.DOUBLE))
 _INSTANTS = frozenset((TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ))
+# MAX_BY / MIN_BY keys ranked by their Python values' own order (Spark's for these types)
+_RANKED = frozenset((TypeKind.STRING, TypeKind.BINARY, TypeKind.DECIMAL, TypeKind.BOOLEAN))
 # the aggregates of one BOOLEAN argument, computed from the rows where it is TRUE / FALSE
 _BOOLEAN = {"count_if": "count_if", "bool_and": "every", "bool_or": "some"}
 # the aggregates whose value is one row's, or the rows', value: where each match's comes from
 _PICKING = {"max_by": "latest_greatest", "min_by": "latest_least", "collect_list": "collect"}
-_SECOND_MOMENTS = frozenset(("var_samp", "var_pop", "stddev_samp", "stddev_pop"))
+# the central-moment aggregates: the order of their Welford state
+_MOMENTS = {"var_samp": 2, "var_pop": 2, "stddev_samp": 2, "stddev_pop": 2, "skewness": 3, "kurtosis": 4}
 
 
 class VectorFold(NamedTuple):
@@ -47,9 +52,9 @@ class VectorFold(NamedTuple):
     ``dtype``: the numpy type of the values folded; ``condition``: a BOOLEAN argument compiled
     by ``match.vector`` (``fn(view) -> Vec``) and the types of the columns it reads.  The
     picking forms, latest_greatest (MAX_BY), latest_least (MIN_BY) and collect (COLLECT_LIST):
-    ``columns`` (value, ordering) or (value,), ``dtype`` the ordering's, ``convert`` the value's
-    cast (None: none).  Form moments (VAR_* / STDDEV_*): ``convert`` is the fold's result of a
-    state."""
+    ``columns`` (value, ordering) or (value,), ``dtype`` the ordering's (float64 or object:
+    ranked, ``_ranks``), ``convert`` the value's cast (None: none).  Form moments (VAR_* / STDDEV_*, SKEWNESS, KURTOSIS): ``convert`` is the
+    aggregate's name."""
     form: str
     vars: tuple | None
     columns: tuple
@@ -72,7 +77,7 @@ class VectorFold(NamedTuple):
             return VectorFold(_BOOLEAN[record.name], agg.vars, (), None, (condition, dict(compiler.columns)))
         if record.name in _PICKING:
             return VectorFold._picking(_PICKING[record.name], agg)
-        form = "moments" if record.name in _SECOND_MOMENTS else record.vector
+        form = "moments" if record.name in _MOMENTS else record.vector
         if form is None or agg.filter is not None or (agg.distinct and form not in ("minimum", "maximum")):
             return None
         readers = [_column_cast(a) for a in agg.args]
@@ -94,7 +99,7 @@ class VectorFold(NamedTuple):
                 extreme and target is source is TypeKind.FLOAT:
             dtype = np.float64
             if form == "moments":
-                return VectorFold(form, agg.vars, columns, dtype, convert=fold.result)
+                return VectorFold(form, agg.vars, columns, dtype, convert=record.name)
         elif extreme and target is source and source in _INSTANTS:
             dtype = np.int64
         else:
@@ -112,9 +117,12 @@ class VectorFold(NamedTuple):
         if form == "collect":
             return VectorFold(form, agg.vars, (value,), None, convert=convert)
         (order, cast), = ordering
-        if cast is not None or SqlType.parse(agg.args[1].type).kind not in _INTEGRAL | _INSTANTS:
+        key = SqlType.parse(agg.args[1].type)
+        if cast is not None or key.kind is TypeKind.STRING and not collation.binary(key.collation):
             return None
-        return VectorFold(form, agg.vars, (value, order), np.int64, convert=convert)
+        dtype = np.int64 if key.kind in _INTEGRAL | _INSTANTS else np.float64 if key.kind in _FLOATING else \
+            object if key.kind in _RANKED else None
+        return None if dtype is None else VectorFold(form, agg.vars, (value, order), dtype, convert=convert)
 
     def evaluate(self, s, running: bool, ansi: bool, columns: dict):
         """(values, valid) per matched row (``running``: over the rows of its match up to it) or
@@ -139,12 +147,10 @@ class VectorFold(NamedTuple):
         if longest > LONGEST:
             return None
         if self.form == "moments":
+            order = _MOMENTS[self.convert]
             with np.errstate(all="ignore"):  # (a row not read computes what is not kept)
-                state = _sequential(values, hit, s, running, _welford, np.zeros(3))
-            moments = np.zeros((len(state), 5))
-            moments[:, :3] = state
-            out = [self.convert(tuple(m)) for m in moments.tolist()]
-            return object_array(out), seen > 0
+                state = _sequential(values, hit, s, running, _welford(order), np.zeros(order + 1))
+                return _statistic(self.convert, state, ansi)
         if self.form in ("add", "mean"):  # 0.0 + x1 + x2 ...: adding 0.0 for a row not read keeps the sum
             total = _sequential(np.where(hit, values, 0.0), hit, s, running, _add, 0.0)
             if self.form == "add":
@@ -163,8 +169,9 @@ class VectorFold(NamedTuple):
         read = s.hit(self.vars) & _read(s, self.columns[-1], None, columns)[1]  # (a NULL is skipped)
         column, convert = columns[self.columns[0]], self.convert
         if self.form == "collect":
-            kept = s.rows[read].tolist()
-            values = [column[r] for r in kept] if convert is None else [convert(column[r]) for r in kept]
+            values = gather(column, s.rows[read])
+            if convert is not None:
+                values = list(map(convert, values))
             before = np.append(0, np.cumsum(read))
             lo = before[s.bounds[:-1]]
             spans = zip(lo[s.owner].tolist(), before[1:].tolist()) if running else \
@@ -174,12 +181,15 @@ class VectorFold(NamedTuple):
         lengths = np.diff(s.bounds)
         if len(lengths) and int(lengths.max()) > LONGEST:
             return None
-        order, _ = _read(s, self.columns[1], np.int64, columns)
+        order, present = _read(s, self.columns[1], None if self.dtype is object else self.dtype, columns)
+        if self.dtype is not np.int64:  # (ranked: one rank per value, as Spark orders them)
+            order = _ranks(order, present)
         better = np.greater_equal if self.form == "latest_greatest" else np.less_equal
         step = lambda state, had, x, read: np.where(read & (~had | better(order[x], order[state])), x, state)
         pick = _sequential(np.arange(len(s.rows)), read, s, running, step, 0)
-        rows = s.rows[pick].tolist() if len(s.rows) else []
-        values = [column[r] for r in rows] if convert is None else [convert(column[r]) for r in rows]
+        values = gather(column, s.rows[pick]) if len(s.rows) else []
+        if convert is not None:
+            values = list(map(convert, values))
         values += [None] * (len(pick) - len(values))  # (no matched row at all)
         return object_array(values), _segmented(read.astype(np.int64), s, running) > 0
 
@@ -216,13 +226,20 @@ def object_array(values: list) -> np.ndarray:
     return np.array(values + [None], dtype=object)[:-1]
 
 
+def gather(column: list, rows: np.ndarray) -> list:
+    """The values of ``column`` (a list) at ``rows``."""
+    if len(rows) < 2:
+        return [column[r] for r in rows.tolist()]
+    return list(operator.itemgetter(*rows.tolist())(column))
+
+
 def _read(s, name: str, dtype, columns: dict):
     """(values as ``dtype``, not NULL) of column ``name`` at the matched rows of ``s`` (0
     where NULL; ``dtype`` None: the Python values)."""
     key = ("column", name)
     if key not in s.memo:
         column = columns[name]
-        picked = [column[r] for r in s.rows.tolist()]
+        picked = gather(column, s.rows)
         if None in picked:
             present = np.fromiter((v is not None for v in picked), dtype=bool, count=len(picked))
             picked = [0 if v is None else v for v in picked]
@@ -235,6 +252,17 @@ def _read(s, name: str, dtype, columns: dict):
     if (key, dtype) not in s.memo:
         s.memo[key, dtype] = np.array(picked, dtype=dtype).reshape(-1)
     return s.memo[key, dtype], present
+
+
+def _ranks(keys, present: np.ndarray) -> np.ndarray:
+    """The rank of each of ``keys`` (doubles, or Python values of one type) among them, equal
+    keys one rank: NaN above every other double, -0.0 = 0.0 (Spark's order, ``compare``); a
+    key not ``present`` (NULL) ranks as the first present one."""
+    if not isinstance(keys, np.ndarray):  # (the placeholder of a NULL must compare with the values)
+        keys = object_array(keys)
+        if not present.all() and present.any():
+            keys[~present] = keys[int(present.argmax())]
+    return np.unique(keys, return_inverse=True)[1].reshape(-1) if len(keys) else np.zeros(0, dtype=np.int64)
 
 
 def _segmented(values: np.ndarray, s, running: bool) -> np.ndarray:
@@ -264,14 +292,45 @@ def _sequential(values: np.ndarray, read: np.ndarray, s, running: bool, step, st
     return out if running else state
 
 
-def _welford(state, had, x, read):
-    """One row of Spark's CentralMomentAgg (``aggregates._moments``) on (n, avg, m2) states."""
-    n, avg, m2 = state.T
-    n = n + 1.0
-    delta = x - avg
-    delta_n = delta / n
-    updated = np.stack([n, avg + delta_n, m2 + delta * (delta - delta_n)], axis=1)
-    return np.where(read[:, None], updated, state)
+def _welford(order: int):
+    """One row of Spark's CentralMomentAgg (``aggregates._moments``) on (n, avg, m2[, m3[, m4]])
+    states, its operations in the fold's order."""
+    def step(state, had, x, read):
+        n, avg, m2, *higher = state.T
+        n = n + 1.0
+        delta = x - avg
+        delta_n = delta / n
+        new_m2 = m2 + delta * (delta - delta_n)
+        updated = [n, avg + delta_n, new_m2]
+        if order >= 3:
+            m3, *m4 = higher
+            delta2, delta_n2 = delta * delta, delta_n * delta_n
+            new_m3 = m3 - 3.0 * delta_n * new_m2 + delta * (delta2 - delta_n2)
+            updated.append(new_m3)
+            if order >= 4:
+                updated.append(m4[0] - 4.0 * delta_n * new_m3 - 6.0 * delta_n2 * new_m2 +
+                               delta * (delta * delta2 - delta_n * delta_n2))
+        return np.where(read[:, None], np.stack(updated, axis=1), state)
+    return step
+
+
+def _statistic(name: str, state: np.ndarray, ansi: bool):
+    """(values, valid) of the central-moment aggregate ``name`` of Welford ``state``s, as the
+    fold's result (``aggregates._variance``, ``_skewness``, ``_kurtosis``) computes them; None
+    where one of them divides by zero under ANSI (the row fold raises DIVIDE_BY_ZERO)."""
+    n, m2 = state[:, 0], state[:, 2]
+    if name in ("skewness", "kurtosis"):
+        m4 = state[:, 4] if name == "kurtosis" else None
+        top, bottom = (np.sqrt(n) * state[:, 3], np.sqrt(m2 * m2 * m2)) if m4 is None else (n * m4, m2 * m2)
+        valid = (n > 0.0) & (m2 != 0.0)
+        zero = valid & (bottom == 0.0)  # (m2's square or cube underflows)
+        if ansi and zero.any():
+            return None
+        values = top / bottom
+        return (values if m4 is None else values - 3.0), valid & ~zero
+    sample = name.endswith("_samp")
+    values = m2 / (n - 1.0) if sample else m2 / n
+    return (np.sqrt(values) if name.startswith("stddev") else values), n > (1.0 if sample else 0.0)
 
 
 def _add(state, had, x, read):
