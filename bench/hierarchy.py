@@ -1,0 +1,232 @@
+"""Seed 002's experiments 1-3 (event hierarchies, section 6): a hierarchy of H modules of L
+elements each, over one generated stream, evaluated three ways with equal answers.
+
+    PYTHONPATH=. .venv/bin/python bench/hierarchy.py                          # the default grid
+    PYTHONPATH=. .venv/bin/python bench/hierarchy.py --events 2000 --grid H=1,2 L=3 T=100 --smoke
+
+Forms (docs/hierarchies.md, "The seed's experiment"):
+
+* ``layers``: sparkcep's one statement, one ``LAYER`` per module below the top;
+* ``flat``: the equivalent single-layer pattern, the boxes substituted (``H·(L-1)+1`` elements);
+* ``delta``: one plain-SQL statement per module (no LAYER syntax: the expansion written by hand,
+  rows UNION ALL the lower module's events with a level column, the window a DEFINE conjunct),
+  each writing a Delta table the next one reads; the top is counted, not written.
+
+The stream (the seed's generator, table 3): ``S`` events one second apart (the seed's ``C``,
+events per timestamp, is 1), a ``type`` drawn uniformly from ``K`` types and a value ``v`` in
+1..100; an element is ``type = t AND v <= 70``, so an event of the right type meets the
+constraint with the seed's ``P = 70 %``.  Element types cycle through the K types along the
+flat pattern.  A module is ``S (R | Q)*? V2 (R | Q)*? ... VL``: its box ``S`` (the module
+below's event) first, then L - 1 elements over rows with gaps (``R`` a row, ``Q`` a lower event
+skipped); the lowest module has an element in place of the box.  ``AFTER MATCH SKIP TO NEXT
+ROW``, standard semantics and ``WITHIN T`` seconds on every module: a match is, per start, the
+earliest chain of the elements (skip-till-next-match), kept if it spans at most T.
+
+Why this shape (where the seed is silent or the expansion restricts): the seed's SASE runs
+skip-till-any-match, whose matches grow combinatorially with the window (C(W, m) per start),
+too many for any engine here; WITHIN over a layer's events is evaluated for standard semantics
+only (hierarchy.py), and FLINKCEP's ``->`` with the window written in DEFINE would keep every
+run that missed its window alive.  With the box first, a lower event completing after the box
+also starts after it (earliest chains complete in start order), so skipped ``Q`` events do not
+widen a match's span; with ``SKIP TO NEXT ROW`` each start's earliest chain is a match iff the
+flat pattern's is (same rows), so the three forms have equal answers, which the bench asserts:
+count and an order-free checksum of (start, end, sum of the elements' row numbers).
+
+Measured per form: wall seconds of the collect (``delta``: of all its statements), throughput
+``S / seconds`` and the Python workers' peak resident set (bench/memory.py's watcher; workers
+are not reused, so each task's peak is its own).  Timings under load are rough ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.memory import PeakWatcher  # noqa: E402
+
+FORMS = ("layers", "flat", "delta")
+
+
+class Config(NamedTuple):
+    h: int  # modules (layers), the top included
+    l: int  # elements per module, the box included
+    t: int  # window, seconds
+
+
+def types(config: Config, k: int) -> list[list[str]]:
+    """Each module's raw element types, the lowest module first (L of them; L - 1 above it)."""
+    names = [chr(ord("a") + j % k) for j in range(config.h * (config.l - 1) + 1)]
+    return [names[:config.l]] + [names[config.l + (i - 1) * (config.l - 1):config.l + i * (config.l - 1)]
+                                 for i in range(1, config.h)]
+
+
+def element(t: str) -> str:
+    return f"type = '{t}' AND v <= 70"
+
+
+def _chain(head: str, elements: list[str], gap: str) -> str:
+    return " ".join([head] + [f"{gap} V{j}" for j in range(2, len(elements) + 2)])
+
+
+def layers_sql(config: Config, k: int) -> str:
+    """sparkcep's statement: one LAYER per module below the top."""
+    within = f"WITHIN INTERVAL '{config.t}' SECOND"
+    modules = types(config, k)
+    bodies = []
+    for i, kinds in enumerate(modules):
+        top = i == len(modules) - 1
+        name, lower = f"m{i}", f"m{i - 1}"
+        if i == 0:
+            pattern = _chain("V1", kinds[1:], "R*?")
+            define = [f"V{j + 1} AS {element(t)}" for j, t in enumerate(kinds)]
+            subset = ", ".join(f"V{j + 1}" for j in range(len(kinds)))
+            total = "SUM(E.k)"
+        else:
+            pattern = _chain("S", kinds, "(R | Q)*?")
+            define = [f"S FROM {lower}", f"Q FROM {lower}"] + [f"V{j + 2} AS {element(t)}" for j, t in enumerate(kinds)]
+            subset = ", ".join(f"V{j + 2}" for j in range(len(kinds)))
+            total = f"S.sum_{lower} + SUM(E.k)"
+        span = "MATCH_START() AS ms, MATCH_END() AS me" if i else "FIRST(ts) AS ms, LAST(ts) AS me"  # (H = 1: no layer)
+        measures = f"{span}, {total} AS sm" if top else f"{total} AS sum_{name}"
+        body = (f"MEASURES {measures} AFTER MATCH SKIP TO NEXT ROW PATTERN ({pattern}) {within} "
+                f"SUBSET E = ({subset}) DEFINE {', '.join(define)}")
+        bodies.append(body if top else f"LAYER {name} AS ({body})")
+    return f"SELECT * FROM stream MATCH_RECOGNIZE (ORDER BY ts {', '.join(bodies[:-1])} {bodies[-1]}) AS m"
+
+
+def flat_sql(config: Config, k: int) -> str:
+    """The hierarchy's boxes substituted: one pattern of H·(L-1)+1 elements."""
+    kinds = [t for module in types(config, k) for t in module]
+    names = [f"V{j + 1}" for j in range(len(kinds))]
+    return ("SELECT * FROM stream MATCH_RECOGNIZE (ORDER BY ts MEASURES FIRST(ts) AS ms, LAST(ts) AS me, "
+            f"SUM(E.k) AS sm AFTER MATCH SKIP TO NEXT ROW PATTERN ({_chain('V1', kinds[1:], 'R*?')}) "
+            f"WITHIN INTERVAL '{config.t}' SECOND SUBSET E = ({', '.join(names)}) "
+            f"DEFINE {', '.join(f'{n} AS {element(t)}' for n, t in zip(names, kinds))}) AS m")
+
+
+def delta_sql(config: Config, k: int, table: str) -> list[str]:
+    """One plain-SQL statement per module, lowest first; each but the top reads the table of the
+    one below (``table.format(i)``, Delta) and is written to its own."""
+    within = f"INTERVAL '{config.t}' SECOND"
+    modules = types(config, k)
+    statements = []
+    for i, kinds in enumerate(modules):
+        top = i == len(modules) - 1
+        if i == 0:
+            measures = "FIRST(ts) AS ms, LAST(ts) AS me, SUM(E.k) AS sm" if top else \
+                "FIRST(ts) AS e_start, LAST(ts) AS e_end, MATCH_NUMBER() AS e_number, SUM(E.k) AS e_sum"
+            statements.append(
+                f"SELECT * FROM stream MATCH_RECOGNIZE (ORDER BY ts MEASURES {measures} AFTER MATCH SKIP TO NEXT ROW "
+                f"PATTERN ({_chain('V1', kinds[1:], 'R*?')}) WITHIN {within} "
+                f"SUBSET E = ({', '.join(f'V{j + 1}' for j in range(len(kinds)))}) "
+                f"DEFINE {', '.join(f'V{j + 1} AS {element(t)}' for j, t in enumerate(kinds))}) AS m")
+            continue
+        window = f"MAX(ev_end) <= MIN(ev_start) + {within}"
+        union = ("SELECT ts AS ev_start, ts AS ev_end, 0 AS lvl, CAST(0 AS BIGINT) AS mn, type, v, k, "
+                 "CAST(NULL AS BIGINT) AS sm FROM stream UNION ALL "
+                 "SELECT e_start, e_end, 1, e_number, CAST(NULL AS STRING), CAST(NULL AS INT), CAST(NULL AS BIGINT), "
+                 f"e_sum FROM delta.`{table.format(i - 1)}`")
+        measures = ("MIN(ev_start) AS ms, MAX(ev_end) AS me, S.sm + SUM(E.k) AS sm" if top else
+                    "MIN(ev_start) AS e_start, MAX(ev_end) AS e_end, MATCH_NUMBER() AS e_number, "
+                    "S.sm + SUM(E.k) AS e_sum")
+        define = [f"S AS lvl = 1 AND {window}", f"Q AS lvl = 1 AND {window}", f"R AS lvl = 0 AND {window}"] + \
+            [f"V{j + 2} AS lvl = 0 AND {element(t)} AND {window}" for j, t in enumerate(kinds)]
+        statements.append(
+            f"SELECT * FROM ({union}) MATCH_RECOGNIZE (ORDER BY ev_end, lvl, mn MEASURES {measures} "
+            f"AFTER MATCH SKIP TO NEXT ROW PATTERN ({_chain('S', kinds, '(R | Q)*?')}) "
+            f"SUBSET E = ({', '.join(f'V{j + 2}' for j in range(len(kinds)))}) DEFINE {', '.join(define)}) AS m")
+    return statements
+
+
+ANSWER = "SELECT count(*) AS matches, coalesce(sum(pmod(xxhash64(ms, me, sm), 4294967291)), 0) AS checksum FROM ({}) AS a"
+
+
+def stream(events: int, k: int, seed: int) -> list[tuple]:
+    rng = random.Random(seed)
+    return [(j, chr(ord("a") + rng.randrange(k)), rng.randint(1, 100)) for j in range(events)]
+
+
+class Result(NamedTuple):
+    seconds: float
+    peak_mib: float
+    answer: tuple
+
+
+def run(spark, form: str, config: Config, k: int, scratch: Path) -> Result:
+    watcher = PeakWatcher()
+    watcher.start()
+    began = time.time()
+    if form == "delta":
+        table = str(scratch / f"h{config.h}-l{config.l}-t{config.t}-m{{}}")
+        *lower, top = delta_sql(config, k, table)
+        for i, statement in enumerate(lower):
+            spark.sql(statement).write.format("delta").mode("overwrite").save(table.format(i))
+        answer = spark.sql(ANSWER.format(top)).collect()[0]
+    else:
+        answer = spark.sql(ANSWER.format(layers_sql(config, k) if form == "layers" else flat_sql(config, k))).collect()[0]
+    seconds = time.time() - began
+    watcher.stop.set()
+    watcher.join()
+    return Result(seconds, watcher.peak / 1024, (answer.matches, answer.checksum))
+
+
+def grid(specs: list[str]) -> list[Config]:
+    """``H=1,2,3 L=3 T=100`` -> every combination."""
+    values = {"H": [1, 2, 3, 4, 5], "L": [3], "T": [100]}
+    for spec in specs:
+        key, _, listed = spec.partition("=")
+        values[key.upper()] = [int(x) for x in listed.split(",")]
+    return [Config(h, l, t) for h in values["H"] for l in values["L"] for t in values["T"]]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=5000, help="S, the stream's length")
+    parser.add_argument("--types", type=int, default=3, help="K, the event types")
+    parser.add_argument("--seed", type=int, default=2)
+    parser.add_argument("--grid", nargs="+", default=[], help="H=.. L=.. T=.. (comma lists; default H=1-5 L=3 T=100)")
+    parser.add_argument("--forms", nargs="+", choices=FORMS, default=list(FORMS))
+    parser.add_argument("--smoke", action="store_true", help="check equal answers only (no timing table)")
+    args = parser.parse_args()
+
+    from sql_examples.local_spark import get_spark
+
+    import sql_ext
+
+    spark = get_spark("sparkcep-bench-hierarchy", extra_conf={
+        "spark.python.worker.reuse": "false", "spark.sql.shuffle.partitions": "1",
+        "spark.executorEnv.PYTHONPATH": str(REPO)})
+    sql_ext.enable(spark)
+    spark.createDataFrame(stream(args.events, args.types, args.seed), "k BIGINT, type STRING, v INT") \
+        .selectExpr("timestamp_seconds(k) AS ts", "k", "type", "v").cache().createOrReplaceTempView("stream")
+    spark.table("stream").count()
+    scratch = Path(tempfile.mkdtemp(prefix="sparkcep-bench-hierarchy-"))
+    try:
+        print(f"S={args.events} K={args.types} seed={args.seed} load={os.getloadavg()[0]:.1f}", flush=True)
+        print(f"{'H':>2} {'L':>2} {'T':>4} {'matches':>8}" +
+              "".join(f" {f + ' s':>9} {f + ' ev/s':>11} {f + ' MiB':>10}" for f in args.forms), flush=True)
+        for config in grid(args.grid):
+            results = {form: run(spark, form, config, args.types, scratch) for form in args.forms}
+            answers = {r.answer for r in results.values()}
+            assert len(answers) == 1, (config, {f: r.answer for f, r in results.items()})
+            matches = next(iter(answers))[0]
+            print(f"{config.h:>2} {config.l:>2} {config.t:>4} {matches:>8}" + "".join(
+                f" {r.seconds:>9.2f} {args.events / r.seconds:>11.0f} {r.peak_mib:>10.0f}" for r in results.values())
+                + ("  (equal answers)" if args.smoke else ""), flush=True)
+        print(f"load={os.getloadavg()[0]:.1f}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()
