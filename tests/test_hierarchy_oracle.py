@@ -321,3 +321,49 @@ def test_a_hierarchy_of_relaxed_sequences_is_its_flat_pattern(seed, junction):
                           skip="NO SKIP", within=within, order=ts)
     got = evaluate(layers, raw_events(rows))["m0"]
     assert sorted(_flat_rows(e) for e in got) == sorted([(r, v) for r, v, _ in m[3]] for m in ref)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_benchs_hierarchy_of_earliest_chains_is_its_flat_pattern(seed):
+    """bench/hierarchy.py's shape: module i is ``S (R | Q)*? V2 ... (R | Q)*? VL`` (the box S
+    first, gaps over rows R and skipped lower events Q), the lowest ``V1 R*? ... VL``, standard
+    semantics, AFTER MATCH SKIP TO NEXT ROW, WITHIN on every module.  Per start, each module's
+    match is its earliest chain; a lower event completing after the box starts after it, so the
+    skipped Q do not widen the span: the top's matches are the flat pattern's, element rows and
+    spans alike."""
+    rng = random.Random(5000 + seed)
+    depth, length, types = rng.choice([1, 2, 3]), rng.choice([2, 3]), "abc"[:rng.choice([2, 3])]
+    kinds = [rng.choice(types) for _ in range(depth * (length - 1) + 1)]
+    modules = [kinds[:length]] + [kinds[length + (i - 1) * (length - 1):length + i * (length - 1)]
+                                  for i in range(1, depth)]
+    within = rng.choice([None, 5, 8, 12])
+
+    def element(t):
+        return lambda e, m: e["type"] == t and e["v"]
+
+    layers = []
+    for i, module in enumerate(modules):
+        if i == 0:
+            names = [f"V{j + 1}" for j in range(length)]
+            pattern, sources = " R*? ".join(names), {}
+        else:
+            names = [f"V{j + 2}" for j in range(length - 1)]
+            pattern, sources = " (R | Q)*? ".join(["S", *names]), {"S": f"m{i - 1}", "Q": f"m{i - 1}"}
+        layers.append(Layer(f"m{i}", pattern, sources=sources, skip="TO NEXT ROW", within=within,
+                            define={n: element(t) for n, t in zip(names, module)}))
+    ts = sorted(rng.sample(range(40), rng.randint(4, 24)))
+    rows = [{"ts": t, "type": rng.choice(types), "v": rng.random() < .7} for t in ts]
+    names = [f"V{j + 1}" for j in range(len(kinds))]
+    ref = oracle.standard(" R*? ".join(names), len(rows),
+                          oracle.Conditions({n: (lambda r, m, t=t: rows[r]["type"] == t and rows[r]["v"])
+                                             for n, t in zip(names, kinds)}),
+                          skip="TO NEXT ROW", within=within, order=ts)
+
+    def elements(event):  # the element rows under an event (gaps and skipped events left out)
+        return sorted(r for m in event.members if m.var not in ("R", "Q")
+                      for r in ([m.event.number] if m.event.source is None else elements(m.event)))
+
+    expected = sorted([r for r, v, _ in m[3] if v != "R"] for m in ref if m[0] == "match")
+    got = [(e.start, e.end, elements(e)) for e in evaluate(layers, raw_events(rows))[f"m{depth - 1}"]]
+    assert sorted(chain for *_, chain in got) == expected
+    assert all((start, end) == (ts[chain[0]], ts[chain[-1]]) for start, end, chain in got)
