@@ -319,10 +319,14 @@ def _random_std_pattern(rng, depth=0):
     return body + quant + rng.choice(["", "", "?", "+"])
 
 
-def _standard_random_case(seed):
+def _standard_random_case(seed, anchored=False):
+    """``anchored``: the pattern begins with ``^`` (in each branch of a top alternation
+    sometimes), so no start past the partition's first row can match."""
     rng = random.Random(seed)
     while True:
         pattern = _random_std_pattern(rng)
+        if anchored:
+            pattern = f"^ ({pattern})" if rng.random() < .7 else f"^ ({pattern}) | ^ {rng.choice(STD_VARS)}+"
         if not std_known_bug(pattern):
             break
     n = rng.randint(0, MAX_ROWS)
@@ -441,6 +445,13 @@ def test_standard_matches_oracle_slow(case):
 @given(SEEDS)
 def test_standard_matches_oracle_random_slow(seed):
     _standard_check(*_standard_random_case(seed))
+
+
+@FAST
+@given(SEEDS)
+def test_standard_anchored_matches_oracle(seed):
+    # past the first row the starts are decided unmatched without a try (``StandardMatcher.anchored``)
+    _standard_check(*_standard_random_case(seed, anchored=True))
 
 
 def _nested_loop_pattern(rng, depth=0):
@@ -578,9 +589,9 @@ def _state_condition(rng, var, others):
             f"price > {position.upper()}({other}.price, {logical})")
 
 
-def _state_random_case(seed, mode):
+def _state_random_case(seed, mode, anchored=False):
     if mode == "standard":
-        pattern, rows, skip, target, _, chunks, _ = _standard_random_case(seed)
+        pattern, rows, skip, target, _, chunks, _ = _standard_random_case(seed, anchored)
         variables_, until, n = list(STD_VARS), {}, len(rows)
         masks = masks_from(rows, STD_VARS)
     else:
@@ -625,6 +636,12 @@ def _state_check(mode, case):
 @given(SEEDS)
 def test_standard_running_aggregates_match_oracle(seed):
     _state_check("standard", _state_random_case(seed, "standard"))
+
+
+@FAST
+@given(SEEDS)
+def test_standard_anchored_running_aggregates_match_oracle(seed):
+    _state_check("standard", _state_random_case(seed, "standard", anchored=True))
 
 
 @FAST

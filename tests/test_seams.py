@@ -19,13 +19,16 @@ from udtf.pattern import Anchor, max_rows, parse_pattern, walk
 from udtf.rows import MatchKind
 
 
-def _case(seed):
+def _case(seed, anchored=False):
     """(pattern, masks, state, price, n, skip, skip_to, unmatched, within, order, bounds): a
     bounded case -- a longest match in rows, or a WITHIN window over ascending keys -- cut at
-    ``bounds``; ``state``: a condition over match state or PREV for one variable, or none."""
+    ``bounds``; ``state``: a condition over match state or PREV for one variable, or none.
+    ``anchored``: the pattern begins with ``^``."""
     rng = random.Random(seed)
     while True:
         pattern = _random_std_pattern(rng)
+        if anchored:
+            pattern = f"^ ({pattern})"
         node = parse_pattern(pattern)
         within = rng.choice([None, 1, 2, 4]) if not has_possessive(pattern) else None
         if std_known_bug(pattern) or any(isinstance(x, Anchor) and x.kind == "$" for x in walk(node)):
@@ -95,7 +98,16 @@ def _outcome(run):
 
 @pytest.mark.parametrize("seed", range(400))
 def test_chunks_stitch_to_the_serial_run(seed):
-    case = _case(seed)
+    _check_stitch(_case(seed))
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_anchored_chunks_stitch_to_the_serial_run(seed):
+    """Past the first chunk every start is decided unmatched without a try."""
+    _check_stitch(_case(seed, anchored=True))
+
+
+def _check_stitch(case):
     pattern, masks, state, price, n, skip, skip_to, unmatched, within, order, bounds = case
     reach = _reach(pattern, within, order, n)
     engine, *_ = engine_for(pattern, masks=masks, state=state, columns={"price": price}, skip=skip, skip_to=skip_to,

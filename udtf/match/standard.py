@@ -54,6 +54,9 @@ class StandardMatcher(Matcher):
         # per ``at_start`` (the partition's first row or not): the threads of a start row before
         # it reads its row, and whether the empty match is accepted (``_closure_of_start``)
         self.entry = tuple(self._closure_of_start(at_start) for at_start in (False, True))
+        # no run and no empty match can begin past the partition's first row (a pattern
+        # anchored with ``^``): every later start is decided unmatched without being tried
+        self.anchored = self.entry[False] == ((), False)
         super().__init__(machine.rows, options)
 
     def reset(self):
@@ -123,6 +126,9 @@ class StandardMatcher(Matcher):
         while True:
             if not self.threads and self.best is None:
                 if self.start >= rows.size:
+                    return
+                if self.anchored and self.start + rows.dropped > 0:
+                    self.decide_rest_unmatched(out)
                     return
                 if any(tier.decide(self, out) is Verdict.WAIT for tier in self.tiers):
                     return
@@ -201,6 +207,11 @@ class StandardMatcher(Matcher):
         if self.options.unmatched:
             out.extend(Match(None, r, r, (), MatchKind.UNMATCHED) for r in range(max(self.start, self.covered + 1), stop))
         self.start = stop
+
+    def decide_rest_unmatched(self, out):
+        """Decide every start row held from ``self.start`` on without a match: none can begin
+        a run (``anchored``), whatever rows follow."""
+        self.decide_unmatched(out, self.rows.size)
 
     def _begin(self, start: int):
         self.steps = 0  # run steps spent on this start row
