@@ -1,9 +1,11 @@
 """The emitter (every atom over all the matches of a flush at once, with numpy) against a
 brute-force oracle that evaluates each output row's atoms from its match's rows."""
+import datetime
 import math
 import random
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from udtf.emit import Emitter
@@ -230,3 +232,20 @@ def test_match_blocks_give_their_matches_rows(mode):
         assert same(emitted(emitter, block.matches()), expected)
         twice = emitted(emitter, [*block.matches(), block])  # (one flush: spans of both joined)
         assert same(twice, tuple([a + a for a in expected[:1]] + [[c + c for c in expected[1]]] + [expected[2] * 2]))
+
+
+def test_atom_columns_take_arrow_chunks_of_their_type_and_convert_others():
+    """An aggregate's numbers come out as Arrow chunks (int64, double, boolean); a column of
+    another type (an INT's MIN, a DATE's MAX) is built from their Python values."""
+    from udtf.arrow import atom_column
+    from udtf.sparksql.types import SqlType
+
+    t = lambda text: SqlType.parse(text)
+    chunks = [pa.array(np.array([1, 2])), [3, None], pa.array(np.array([4]), mask=np.array([True]))]
+    assert atom_column(t("bigint"), chunks, 1).to_pylist() == [1, 2, 3, None, None, None]
+    column = atom_column(t("int"), chunks, 0)
+    assert column.type == pa.int32() and column.to_pylist() == [1, 2, 3, None, None]
+    column = atom_column(t("double"), [pa.array(np.array([0.5, -0.0, math.nan]))], 2)
+    assert column.type == pa.float64() and same(column.to_pylist(), [0.5, -0.0, math.nan, None, None])
+    assert atom_column(t("date"), [pa.array(np.array([0, 1]))], 0).to_pylist() == \
+        [datetime.date(1970, 1, 1), datetime.date(1970, 1, 2)]

@@ -263,13 +263,24 @@ def output_batch(schema: pa.Schema, plan: EnginePlan, atom_types: list, emitted,
                                       for chunk in atoms[output.atom]] + [pa.nulls(extra, pa.int64())])
             column = table.column(output.column).take(index)
         else:
-            column = to_arrow(atom_types[output.atom], [v for chunk in atoms[output.atom] for v in chunk] + [None] * extra)
+            column = atom_column(atom_types[output.atom], atoms[output.atom], extra)
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
         if column.type != field.type:
             column = column.cast(field.type)
         columns.append(column)
     return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def atom_column(t: SqlType, chunks: list, extra: int) -> pa.Array:
+    """The values of an atom of type ``t`` from its chunks (``emit.Emitter.emit``), then
+    ``extra`` NULLs: Arrow chunks of ``t``'s Arrow type as they are, any other through
+    Python values."""
+    arrow = arrow_type(t)
+    if all(isinstance(chunk, pa.Array) and chunk.type == arrow for chunk in chunks):
+        return pa.concat_arrays([*chunks, pa.nulls(extra, arrow)])
+    values = [v for chunk in chunks for v in (chunk.to_pylist() if isinstance(chunk, pa.Array) else chunk)]
+    return to_arrow(t, values + [None] * extra)
 
 
 def normalized_floats(column: pa.Array) -> pa.Array:

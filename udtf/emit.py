@@ -160,8 +160,9 @@ class Emitter:
 
     def emit(self, matches: list) -> Emitted:
         """The output rows of ``matches`` (``Match`` tuples, ``MatchBlock``s, a window's
-        ``Unmatched`` rows); chunks are python lists or numpy arrays, or for navigations
-        possibly Arrow int64 arrays of row indexes."""
+        ``Unmatched`` rows); chunks are python lists or numpy arrays, or Arrow arrays: for
+        navigations int64 row indexes, for aggregates computed as numbers or booleans their
+        values (int64, double or boolean: not necessarily the atom's type)."""
         sources: list = []
         columns: list = [[] for _ in range(self.width)]
         flags: list = []
@@ -229,6 +230,8 @@ class Emitter:
                 columns.append(pa.array(values, mask=~valid, type=pa.int64()))
             elif isinstance(expr, Classifier):
                 columns.append(self.names[np.where(valid, values, -1)].tolist())
+            elif values.dtype != object:  # (numbers and booleans: an Arrow array at once)
+                columns.append(pa.array(values, mask=None if valid.all() else ~valid))
             else:
                 columns.append(_listed(values, valid))
         return sources, columns, s.timed_out[match].tolist()
