@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .emit_folds import VectorFold, object_array
 from .expr import Agg, Classifier, Fact, FactTable, MatchNumber, Nav, NavMode, fold_of
@@ -162,7 +163,8 @@ class Emitter:
         """The output rows of ``matches`` (``Match`` tuples, ``MatchBlock``s, a window's
         ``Unmatched`` rows); chunks are python lists or numpy arrays, or Arrow arrays: for
         navigations int64 row indexes, for aggregates computed as numbers or booleans their
-        values (int64, double or boolean: not necessarily the atom's type)."""
+        values (int64, double or boolean: not necessarily the atom's type), for COLLECT_LIST
+        (FINAL) its arrays."""
         sources: list = []
         columns: list = [[] for _ in range(self.width)]
         flags: list = []
@@ -225,7 +227,12 @@ class Emitter:
                 pick = np.where(row, at, len(values) - 1)
             else:
                 pick = at if running else match
-            values, valid = values[pick], valid[pick] & ~null
+            valid = valid[pick] & ~null
+            if isinstance(values, pa.Array):  # (an aggregate's Arrow array)
+                values = values.take(pick)
+                columns.append(values if valid.all() else pc.if_else(valid, values, pa.scalar(None, values.type)))
+                continue
+            values = values[pick]
             if isinstance(expr, Nav):
                 columns.append(pa.array(values, mask=~valid, type=pa.int64()))
             elif isinstance(expr, Classifier):

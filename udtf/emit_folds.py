@@ -24,12 +24,13 @@ import operator
 from typing import NamedTuple
 
 import numpy as np
+import pyarrow as pa
 
 from .expr import Agg, Col, _column_cast, type_of
 from .match.vector import Compiler, Unsupported, View, column_array
 from .sparksql import aggregates, collation
 from .sparksql.aggregates import Fold
-from .sparksql.types import INTEGRAL_RANGE, TypeKind, SqlType
+from .sparksql.types import INTEGRAL_RANGE, TypeKind, SqlType, arrow_type, to_arrow
 
 LONGEST = 256  # matches longer than this (rows) leave a floating / extreme fold to the row fold
 _INTEGRAL = frozenset(INTEGRAL_RANGE)
@@ -115,7 +116,7 @@ class VectorFold(NamedTuple):
             return None
         (value, convert), *ordering = readers
         if form == "collect":
-            return VectorFold(form, agg.vars, (value,), None, convert=convert)
+            return VectorFold(form, agg.vars, (value,), SqlType.parse(agg.type), convert=convert)
         (order, cast), = ordering
         key = SqlType.parse(agg.args[1].type)
         if cast is not None or key.kind is TypeKind.STRING and not collation.binary(key.collation):
@@ -126,7 +127,7 @@ class VectorFold(NamedTuple):
 
     def evaluate(self, s, running: bool, ansi: bool, columns: dict):
         """(values, valid) per matched row (``running``: over the rows of its match up to it) or
-        per match, or None where the row fold must decide."""
+        per match (COLLECT_LIST's: an Arrow list array), or None where the row fold must decide."""
         if self.form in _PICKED:
             return self._picked(s, running, columns)
         hit = s.hit(self.vars)
@@ -165,7 +166,8 @@ class VectorFold(NamedTuple):
     def _picked(self, s, running: bool, columns: dict):
         """MAX_BY / MIN_BY: the value at the latest row read whose ordering is not NULL and
         the greatest (least) so far (the fold replaces its pick on a tie); COLLECT_LIST: the
-        tuple of the values read that are not NULL, in match order."""
+        values read that are not NULL, in match order (a tuple per row; per match, FINAL, one
+        Arrow list array of them all)."""
         read = s.hit(self.vars) & _read(s, self.columns[-1], None, columns)[1]  # (a NULL is skipped)
         column, convert = columns[self.columns[0]], self.convert
         if self.form == "collect":
@@ -173,10 +175,12 @@ class VectorFold(NamedTuple):
             if convert is not None:
                 values = list(map(convert, values))
             before = np.append(0, np.cumsum(read))
+            if not running:  # (each match's values follow the previous match's)
+                out = pa.ListArray.from_arrays(pa.array(before[s.bounds], pa.int32()), to_arrow(self.dtype.element, values),
+                                               type=arrow_type(self.dtype))
+                return out, np.ones(len(out), dtype=bool)
             lo = before[s.bounds[:-1]]
-            spans = zip(lo[s.owner].tolist(), before[1:].tolist()) if running else \
-                zip(lo.tolist(), before[s.bounds[1:]].tolist())
-            out = object_array([tuple(values[a:b]) for a, b in spans])
+            out = object_array([tuple(values[a:b]) for a, b in zip(lo[s.owner].tolist(), before[1:].tolist())])
             return out, np.ones(len(out), dtype=bool)
         lengths = np.diff(s.bounds)
         if len(lengths) and int(lengths.max()) > LONGEST:
