@@ -151,6 +151,7 @@ class Emitter:
         self.size = size
         self.var_names = var_names
         self.names = np.array(list(var_names) + [None], dtype=object)  # (CLASSIFIER's values; -1: NULL)
+        self.labels = pa.array(list(var_names), pa.string())
         self.width = len(atoms)
         self.one_row = rows_mode in (RowsMode.ONE, RowsMode.WINDOW)
         self.frame = frame  # a window's (``udtf.plan.Frame``): navigation lands in a row's frame
@@ -164,7 +165,7 @@ class Emitter:
         ``Unmatched`` rows); chunks are python lists or numpy arrays, or Arrow arrays: for
         navigations int64 row indexes, for aggregates computed as numbers or booleans their
         values (int64, double or boolean: not necessarily the atom's type), for COLLECT_LIST
-        (FINAL) its arrays."""
+        (FINAL) its arrays, for CLASSIFIER and MATCH_NUMBER theirs."""
         sources: list = []
         columns: list = [[] for _ in range(self.width)]
         flags: list = []
@@ -219,7 +220,7 @@ class Emitter:
         for expr, final in zip(self.atoms, self.finals):
             running = not self.one_row and not final
             if isinstance(expr, MatchNumber):
-                columns.append(_listed(s.numbers[match], s.numbered[match]))
+                columns.append(_arrow(s.numbers[match], s.numbered[match]))
                 continue
             values, valid = self._atom(s, expr, running, frames)
             if running and not row.all():  # an empty match's row: over no rows
@@ -236,9 +237,9 @@ class Emitter:
             if isinstance(expr, Nav):
                 columns.append(pa.array(values, mask=~valid, type=pa.int64()))
             elif isinstance(expr, Classifier):
-                columns.append(self.names[np.where(valid, values, -1)].tolist())
+                columns.append(self.labels.take(_arrow(np.where(valid, values, 0), valid)))
             elif values.dtype != object:  # (numbers and booleans: an Arrow array at once)
-                columns.append(pa.array(values, mask=None if valid.all() else ~valid))
+                columns.append(_arrow(values, valid))
             else:
                 columns.append(_listed(values, valid))
         return sources, columns, s.timed_out[match].tolist()
@@ -391,6 +392,11 @@ def _appended(values: np.ndarray, valid: np.ndarray, value) -> tuple:
     out = np.empty(len(values) + 1, dtype=object)
     out[:-1], out[-1] = values, value
     return out, np.append(valid, True)
+
+
+def _arrow(values: np.ndarray, valid: np.ndarray) -> pa.Array:
+    """``values`` (numbers or booleans) as an Arrow array, NULL where not ``valid``."""
+    return pa.array(values, mask=None if valid.all() else ~valid)
 
 
 def _listed(values: np.ndarray, valid: np.ndarray) -> list:
