@@ -34,7 +34,7 @@ count and an order-free checksum of (start, end, sum of the elements' row number
 
 Measured per form: wall seconds of the collect (``delta``: of all its statements), throughput
 ``S / seconds`` and the Python workers' peak resident set (bench/memory.py's watcher; workers
-are not reused, so each task's peak is its own).  Timings under load are rough ratios.
+are not reused, so each task's peak is its own).  Wall-clock figures under load are rough.
 """
 from __future__ import annotations
 
@@ -147,7 +147,8 @@ def delta_sql(config: Config, k: int, table: str) -> list[str]:
     return statements
 
 
-ANSWER = "SELECT count(*) AS matches, coalesce(sum(pmod(xxhash64(ms, me, sm), 4294967291)), 0) AS checksum FROM ({}) AS a"
+ANSWER = ("SELECT count(*) AS matches, coalesce(sum(pmod(xxhash64(ms, me, sm), 4294967291)), 0) AS checksum "
+          "FROM ({}) AS a")
 
 
 def stream(events: int, k: int, seed: int) -> list[tuple]:
@@ -172,7 +173,8 @@ def run(spark, form: str, config: Config, k: int, scratch: Path) -> Result:
             spark.sql(statement).write.format("delta").mode("overwrite").save(table.format(i))
         answer = spark.sql(ANSWER.format(top)).collect()[0]
     else:
-        answer = spark.sql(ANSWER.format(layers_sql(config, k) if form == "layers" else flat_sql(config, k))).collect()[0]
+        statement = layers_sql(config, k) if form == "layers" else flat_sql(config, k)
+        answer = spark.sql(ANSWER.format(statement)).collect()[0]
     seconds = time.time() - began
     watcher.stop.set()
     watcher.join()
@@ -214,6 +216,8 @@ def main():
         print(f"S={args.events} K={args.types} seed={args.seed} load={os.getloadavg()[0]:.1f}", flush=True)
         print(f"{'H':>2} {'L':>2} {'T':>4} {'matches':>8}" +
               "".join(f" {f + ' s':>9} {f + ' ev/s':>11} {f + ' MiB':>10}" for f in args.forms), flush=True)
+        for form in args.forms:  # warm-up, untimed: the first statements pay the JVM's and Delta's start
+            run(spark, form, Config(2, 3, 100), args.types, scratch)
         for config in grid(args.grid):
             results = {form: run(spark, form, config, args.types, scratch) for form in args.forms}
             answers = {r.answer for r in results.values()}
