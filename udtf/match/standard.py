@@ -57,6 +57,10 @@ class StandardMatcher(Matcher):
         # no run and no empty match can begin past the partition's first row (a pattern
         # anchored with ``^``): every later start is decided unmatched without being tried
         self.anchored = self.entry[False] == ((), False)
+        # can a pair of rows rule out a start (``_skip_dead``)?  Not where the start state's
+        # closure accepts or holds a run (``Machine.dead`` is then false for every pair)
+        entry = machine.closure[False][machine.start_state]
+        self.dies = ACCEPT not in entry and all(machine.holds[s] is None for s in entry)
         super().__init__(machine.rows, options)
 
     def reset(self):
@@ -130,9 +134,10 @@ class StandardMatcher(Matcher):
                 if self.anchored and self.start + rows.dropped > 0:
                     self.decide_rest_unmatched(out)
                     return
-                if any(tier.decide(self, out) is Verdict.WAIT for tier in self.tiers):
+                if self.tiers and any(tier.decide(self, out) is Verdict.WAIT for tier in self.tiers):
                     return
-                self._skip_dead(out)
+                if self.dies:
+                    self._skip_dead(out)
                 self._begin(self.start)
             if len(classes) < rows.size:  # (once a faster tier left a start to the VM)
                 classes += machine.classes(len(classes), rows.size)
