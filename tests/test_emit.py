@@ -14,7 +14,6 @@ from udtf.expr import Agg, Call, Cast, Classifier, Col, FactTable, Lit, MatchNum
 from udtf.match import MatchBlock
 from udtf.plan import Atom, RowsMode
 from udtf.rows import Match, MatchKind
-from udtf.sparksql.errors import SparkError
 
 FIRST, LAST = NavMode.FIRST, NavMode.LAST
 NAMES = ["A", "B", "C"]
@@ -153,7 +152,7 @@ def emitted(emitter, matches):
     """The output as (sources, columns, timed_out) lists, or the error."""
     try:
         out = emitter.emit(matches)
-    except (MatchRecognizeError, SparkError) as e:  # (SparkError: a fold's result, e.g. DIVIDE_BY_ZERO)
+    except MatchRecognizeError as e:
         return str(e)
     listed = lambda c: c.to_pylist() if hasattr(c, "to_pylist") else c.tolist() if hasattr(c, "tolist") else c
     unchunk = lambda chunks: [v for c in chunks for v in listed(c)]

@@ -34,10 +34,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .emit_folds import VectorFold, object_array
-from .expr import Agg, Classifier, Fact, FactTable, MatchNumber, Nav, NavMode, fold_of
+from .expr import Agg, Classifier, Fact, FactTable, MatchNumber, Nav, NavMode, fold_of, located
 from .match import MatchBlock
 from .plan import RowsMode
 from .rows import Match, MatchKind, Unmatched
+from .sparksql.errors import SparkError
 
 
 def _vectorizable(expr) -> bool:
@@ -305,20 +306,23 @@ class Emitter:
         numbers, numbered = s.numbers.tolist(), s.numbered.tolist()
         out = [None] * (len(rows) if running else len(numbers))
         read, shown = s.hit(expr.vars).tolist(), (~s.excluded).tolist()
-        for k, unmatched in enumerate(s.unmatched.tolist()):
-            if unmatched:
-                continue
-            table.match_number = numbers[k] if numbered[k] else None
-            state, value, fresh = initial, None, False  # (``value``: ``state``'s result when ``fresh``)
-            for i in range(bounds[k], bounds[k + 1]):
-                if read[i]:
-                    state, fresh = update(state, rows[i], variables[i]), False
-                if running and shown[i]:
-                    if not fresh:
-                        value, fresh = result(state), True
-                    out[i] = value
-            if not running:
-                out[k] = result(state)
+        try:  # (a result's error, e.g. KURTOSIS dividing by an underflowed m2, names the aggregate)
+            for k, unmatched in enumerate(s.unmatched.tolist()):
+                if unmatched:
+                    continue
+                table.match_number = numbers[k] if numbered[k] else None
+                state, value, fresh = initial, None, False  # (``value``: ``state``'s result when ``fresh``)
+                for i in range(bounds[k], bounds[k + 1]):
+                    if read[i]:
+                        state, fresh = update(state, rows[i], variables[i]), False
+                    if running and shown[i]:
+                        if not fresh:
+                            value, fresh = result(state), True
+                        out[i] = value
+                if not running:
+                    out[k] = result(state)
+        except SparkError as e:
+            raise located(e, expr.at) from None
         return object_array(out), np.ones(len(out), dtype=bool)
 
     def _emit_block(self, block: MatchBlock):
