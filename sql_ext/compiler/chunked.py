@@ -29,7 +29,7 @@ from __future__ import annotations
 from udtf.chunks import EXTRA, ROW_MATCH, STITCHED, column
 from udtf.expr import MatchNumber, lookback
 from udtf.pattern import Anchor, max_rows, walk
-from udtf.plan import Chunking, EnginePlan, OutputKind, Semantics
+from udtf.plan import Chunking, EnginePlan, OutputKind, RowsMode, Semantics
 
 from .analyze import Analysis
 from .catalog import Field
@@ -98,18 +98,19 @@ def relation(chunk: str, stitch: str, plan: EnginePlan, output: tuple, shipped: 
                if o.kind is OutputKind.VALUE and isinstance(plan.atoms[o.atom].expr, MatchNumber)}
     select = ", ".join(f"{keep}.{number} AS {quote(f.name)}" if k in numbers else f"{out}.{quote(f.name)}"
                        for k, f in enumerate(output))
+    hint = "" if plan.rows is RowsMode.ALL_WITH_UNMATCHED else f"/*+ BROADCAST({keep}) */ "
     return (
         f"(WITH {sorted_} AS (SELECT *, monotonically_increasing_id() AS {mid} FROM "
         f"(SELECT {columns} FROM ({computed}) ORDER BY {', '.join(order)})), "
         f"{counts} AS (SELECT shiftright({mid}, 33) AS {part}, count(*) AS {count} FROM {sorted_} GROUP BY 1), "
-        f"{bases} AS (SELECT a.{part}, coalesce(sum(b.{count}), 0) AS {base} FROM {counts} a "
-        f"LEFT JOIN {counts} b ON b.{part} < a.{part} GROUP BY a.{part}), "
+        f"{bases} AS (SELECT a.{part}, sum(b.{count}) - a.{count} AS {base} FROM {counts} a "
+        f"JOIN {counts} b ON b.{part} <= a.{part} GROUP BY a.{part}, a.{count}), "
         f"{numbered} AS (SELECT /*+ BROADCAST({bases}) */ {sorted_}.*, {base} + ({mid} & 8589934591) AS {rn} "
         f"FROM {sorted_} "
         f"JOIN {bases} ON shiftright({mid}, 33) = {part}), "
         f"{out} AS (SELECT * FROM {chunk}(TABLE(SELECT {shipped_names}, {ids} FROM (SELECT *, "
-        f"explode(sequence({first}, {last})) AS {ids} FROM {numbered}) DISTRIBUTE BY {ids} SORT BY {ids}, {rn})) "
+        f"explode(sequence({first}, {last})) AS {ids} FROM {numbered}) DISTRIBUTE BY {ids} SORT BY {rn} + {ids} * {c.behind + c.ahead})) "
         f"DISTRIBUTE BY {ids}), "
         f"{keep} AS (SELECT {kind}, explode(sequence({at}, {to})) AS {at}, {number} FROM "
         f"{stitch}(TABLE(SELECT {facts} FROM {out} WHERE {kind} < {ROW_MATCH} DISTRIBUTE BY 1))) "
-        f"SELECT {select} FROM {out} JOIN {keep} ON {out}.{kind} = {keep}.{kind} AND {out}.{at} = {keep}.{at})")
+        f"SELECT {hint}{select} FROM {out} JOIN {keep} ON {out}.{kind} = {keep}.{kind} AND {out}.{at} = {keep}.{at})")
