@@ -248,3 +248,27 @@ def test_atom_columns_take_arrow_chunks_of_their_type_and_convert_others():
     assert column.type == pa.float64() and same(column.to_pylist(), [0.5, -0.0, math.nan, None, None])
     assert atom_column(t("date"), [pa.array(np.array([0, 1]))], 0).to_pylist() == \
         [datetime.date(1970, 1, 1), datetime.date(1970, 1, 2)]
+
+
+@pytest.mark.parametrize("type_, chunks, python", [
+    ("int", [pa.array([1, None, -2 ** 31]), [5, None]], [1, None, -2 ** 31, 5, None]),
+    ("tinyint", [pa.array([-128, 127]), [None]], [-128, 127, None]),
+    ("date", [pa.array([0, None, -719162]), [3]], [0, None, -719162, 3]),
+    ("timestamp", [pa.array([1, 253402300799999999]), [None, -1]], [1, 253402300799999999, None, -1]),
+    ("timestamp_ntz", [pa.array([-5]), [7]], [-5, 7]),
+    ("interval day to second", [pa.array([86400000000, None]), [1]], [86400000000, None, 1]),
+    ("float", [pa.array([0.1, float("nan"), -0.0, None]), [0.5]], [0.1, float("nan"), -0.0, None, 0.5]),
+    ("bigint", [[1, None], pa.array([2])], [1, None, 2]),
+    ("array<timestamp>", [pa.array([[0, 1], None], pa.list_(pa.timestamp("us", tz="UTC"))), [None, (5,)]],
+     [(0, 1), None, None, (5,)]),
+    ("string", [pa.array(["A", None]), ["B"]], ["A", None, "B"])])
+def test_atom_chunks_reach_arrow_as_their_python_values_do(type_, chunks, python):
+    """``atom_column`` converts each chunk alone (Arrow chunks of numbers cast to the atom's
+    Arrow type, chunks of its own type kept, Python values through ``to_arrow``): the column
+    the Python values of them all give, NULLs after them included."""
+    from udtf.arrow import atom_column
+    from udtf.sparksql.types import SqlType, to_arrow
+
+    t = SqlType.parse(type_)
+    got, expected = atom_column(t, chunks, 2), to_arrow(t, python + [None, None])
+    assert got.type == expected.type and same(got.to_pylist(), expected.to_pylist())

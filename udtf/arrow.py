@@ -272,15 +272,33 @@ def output_batch(schema: pa.Schema, plan: EnginePlan, atom_types: list, emitted,
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
+# kinds whose Python values are the numbers of an int64 / double Arrow chunk (``to_arrow``)
+_FROM_INT64 = frozenset((TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.DATE, TypeKind.TIMESTAMP,
+                         TypeKind.TIMESTAMP_NTZ, TypeKind.DAY_TIME_INTERVAL))
+
+
 def atom_column(t: SqlType, chunks: list, extra: int) -> pa.Array:
     """The values of an atom of type ``t`` from its chunks (``emit.Emitter.emit``), then
-    ``extra`` NULLs: Arrow chunks of ``t``'s Arrow type as they are, any other through
-    Python values."""
+    ``extra`` NULLs: each chunk converted alone (``_chunk_column``)."""
     arrow = arrow_type(t)
-    if all(isinstance(chunk, pa.Array) and chunk.type == arrow for chunk in chunks):
-        return pa.concat_arrays([*chunks, pa.nulls(extra, arrow)])
-    values = [v for chunk in chunks for v in (chunk.to_pylist() if isinstance(chunk, pa.Array) else chunk)]
-    return to_arrow(t, values + [None] * extra)
+    columns = [_chunk_column(t, arrow, chunk) for chunk in chunks]
+    return pa.concat_arrays(columns + [to_arrow(t, [None] * extra)] if extra or not columns else columns)
+
+
+def _chunk_column(t: SqlType, arrow: pa.DataType, chunk) -> pa.Array:
+    """An Arrow chunk of ``t``'s Arrow type as it is; one of int64 numbers of an integral,
+    date, timestamp or interval type, or of doubles of a FLOAT, cast (as ``to_arrow`` builds
+    those from the same numbers: a date from int32 days, a float rounded to single precision);
+    any other chunk through its Python values."""
+    if isinstance(chunk, pa.Array):
+        if chunk.type == arrow:
+            return chunk
+        if chunk.type == pa.int64() and t.kind in _FROM_INT64:
+            return (chunk.cast(pa.int32()) if t.kind is TypeKind.DATE else chunk).cast(arrow)
+        if chunk.type == pa.float64() and t.kind is TypeKind.FLOAT:
+            return chunk.cast(arrow)
+        chunk = chunk.to_pylist()
+    return to_arrow(t, chunk if isinstance(chunk, list) else list(chunk))
 
 
 def normalized_floats(column: pa.Array) -> pa.Array:

@@ -343,7 +343,7 @@ class Emitter:
         for expr, final in zip(self.atoms, self.finals):
             running = not self.one_row and not final
             if isinstance(expr, MatchNumber):
-                columns.append(per_match(block.numbers).tolist())
+                columns.append(pa.array(per_match(block.numbers), type=pa.int64()))
                 continue
             members = np.ones(width, dtype=bool) if expr.vars is None else np.isin(elements, expr.vars)
             holds = (takes > 0) & members
@@ -352,9 +352,9 @@ class Emitter:
                 counted = takes * members
                 if running:
                     before = np.cumsum(counted, axis=1) - counted
-                    columns.append((expand(before) + np.where(own(), rows - expand(first_row) + 1, 0)).tolist())
+                    columns.append(pa.array(expand(before) + np.where(own(), rows - expand(first_row) + 1, 0)))
                 else:
-                    columns.append(per_match(counted.sum(axis=1)).tolist())
+                    columns.append(pa.array(per_match(counted.sum(axis=1))))
                 continue
             first = isinstance(expr, Nav) and expr.mode is NavMode.FIRST
             if first or not running:  # one row of the whole match
@@ -368,7 +368,7 @@ class Emitter:
                 element = lambda: expand(elements[np.maximum(latest, 0)])  # (own: its own element)
             present = pick >= 0
             if isinstance(expr, Classifier):
-                columns.append(np.where(present, self.names[element()], None).tolist())
+                columns.append(self.labels.take(_arrow(np.where(present, element(), 0), present)))
                 continue
             columns.append(self._row_indexes(present, pick + expr.physical, bounds))
         return rows, columns, [False] * len(rows)

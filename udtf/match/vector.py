@@ -86,7 +86,7 @@ def column_array(values: list, type_: str) -> np.ndarray:
     if type_ not in NUMERIC and type_ != "boolean":
         raise Unsupported(type_)
     if type_ == "boolean":
-        if any(v is None for v in values):
+        if None in values:
             raise Unsupported("NULL")
         return np.array(values, dtype=bool)
     try:
