@@ -132,7 +132,7 @@ class StandardMatcher(Matcher):
                 if self.start >= rows.size:
                     return
                 if self.anchored and self.start + rows.dropped > 0:
-                    self.decide_rest_unmatched(out)
+                    self.decide_unmatched(out, rows.size)  # no row past the first can begin a run
                     return
                 if self.tiers and any(tier.decide(self, out) is Verdict.WAIT for tier in self.tiers):
                     return
@@ -212,11 +212,6 @@ class StandardMatcher(Matcher):
         if self.options.unmatched:
             out.extend(Match(None, r, r, (), MatchKind.UNMATCHED) for r in range(max(self.start, self.covered + 1), stop))
         self.start = stop
-
-    def decide_rest_unmatched(self, out):
-        """Decide every start row held from ``self.start`` on without a match: none can begin
-        a run (``anchored``), whatever rows follow."""
-        self.decide_unmatched(out, self.rows.size)
 
     def _begin(self, start: int):
         self.steps = 0  # run steps spent on this start row
