@@ -10,7 +10,7 @@ In place of the serial UDTF call, with S = spark.sparkcep.chunkRows rows a chunk
           numbered AS (SELECT sorted.*, base + <mid's index in its partition> AS rn FROM sorted JOIN bases),
           out AS (SELECT * FROM <chunk udtf>(TABLE(SELECT <shipped>, rn, chunk FROM numbered
                     LATERAL VIEW explode(<the chunks reading row rn>) AS chunk
-                    DISTRIBUTE BY chunk SORT BY rn + chunk x (behind + ahead))) DISTRIBUTE BY chunk),
+                    DISTRIBUTE BY chunk SORT BY rn + chunk x (behind + ahead)))),
           keep AS (SELECT kind, explode(sequence(at, to)) AS at, number
                    FROM <stitch udtf>(TABLE(SELECT <facts> FROM out WHERE kind < 2 DISTRIBUTE BY 1)))
      SELECT /*+ BROADCAST(keep) */ <the serial UDTF's columns, MATCH_NUMBER from keep>
@@ -24,10 +24,12 @@ the bases (without the hint Spark broadcast the sorted rows: 2M of them took 30 
 gets the rows rn of c x S - behind to (c + 1) x S - 1 + ahead (``Chunking``), sorted on one
 bigint that orders them by chunk, then rn (Spark's radix sort; on the pair (chunk, rn) it
 compared whole rows: 1.5 s of executor time for 1M rows).  Both readers of the
-chunk UDTF's output read one exchange of it (``out``'s DISTRIBUTE BY), which adaptive execution
-reuses: the UDTF runs once; the final join broadcasts the stitch's rows (one a match), so that
-``out`` is not shuffled again, except WITH UNMATCHED ROWS (up to a row per input row).  The
-serial plan stays where the bound cannot be shown (``chunking``).
+chunk UDTF's output read one exchange of it: Spark keeps a CTE over a nondeterministic call
+(the UDTF) whole and materializes it with a round-robin repartition, which adaptive execution
+reuses, so the UDTF runs once (a DISTRIBUTE BY of its own was a second shuffle); the final
+join broadcasts the stitch's rows (one a match), so that ``out`` is not shuffled again, except
+WITH UNMATCHED ROWS (up to a row per input row).  The serial plan stays where the bound cannot
+be shown (``chunking``).
 """
 from __future__ import annotations
 
@@ -114,8 +116,8 @@ def relation(chunk: str, stitch: str, plan: EnginePlan, output: tuple, shipped: 
         f"FROM {sorted_} "
         f"JOIN {bases} ON shiftright({mid}, 33) = {part}), "
         f"{out} AS (SELECT * FROM {chunk}(TABLE(SELECT {shipped_names}, {ids} FROM (SELECT *, "
-        f"explode(sequence({first}, {last})) AS {ids} FROM {numbered}) DISTRIBUTE BY {ids} SORT BY {rn} + {ids} * {c.behind + c.ahead})) "
-        f"DISTRIBUTE BY {ids}), "
+        f"explode(sequence({first}, {last})) AS {ids} FROM {numbered}) "
+        f"DISTRIBUTE BY {ids} SORT BY {rn} + {ids} * {c.behind + c.ahead}))), "
         f"{keep} AS (SELECT {kind}, explode(sequence({at}, {to})) AS {at}, {number} FROM "
         f"{stitch}(TABLE(SELECT {facts} FROM {out} WHERE {kind} < {ROW_MATCH} DISTRIBUTE BY 1))) "
         f"SELECT {hint}{select} FROM {out} JOIN {keep} ON {out}.{kind} = {keep}.{kind} AND {out}.{at} = {keep}.{at})")
