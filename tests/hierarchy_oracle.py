@@ -10,7 +10,8 @@ Invariants (the design's semantics, section "Semantics" of docs/hierarchies.md):
 
 * Every event has an interval ``[start, end]``: a raw row's are its PERIOD columns (both the
   ORDER BY key when there is no PERIOD); a match's are the earliest start and the latest end
-  of its members (raw rows and lower events alike).  Empty matches are no events.
+  of its members (raw rows and lower events alike), NULL bounds ignored as SQL's MIN / MAX
+  ignore them (NULL when every member's is).  Empty matches are no events.
 * A layer's input sequence holds the raw rows if one of its variables ranges over raw rows,
   and the events of every lower layer one of its variables ranges over (``sources``), ordered
   by ``(last_row, level, number)``: ``last_row`` is the raw row position at which the event
@@ -20,7 +21,8 @@ Invariants (the design's semantics, section "Semantics" of docs/hierarchies.md):
   members (a layer only reads layers listed before it).
 * A variable ranging over layer L takes only L's events, a raw variable only raw rows; the
   DEFINE condition is conjoined.  ``within``: a take is admitted only if the span of the
-  mapping with it, ``max(end) - min(start)``, stays within (monotone, so the check prunes).
+  mapping with it, ``max(end) - min(start)``, stays within (monotone, so the check prunes),
+  and never when a member's start or end is NULL.
 * A layer's matches are numbered 1, 2, ... in its report order (MATCH_NUMBER per layer, empty
   matches counted); every non-empty match of a layer, as its skip mode reports them, is an
   event of the layers above.
@@ -96,10 +98,12 @@ class HierarchyError(Exception):
 
 
 def raw_events(rows: Sequence[Mapping[str, Any]], start: str = "ts", end: str | None = None) -> list[Event]:
-    """The partition's rows (sorted by ``end``, which defaults to ``start``) as events."""
+    """The partition's rows (sorted by ``end``, which defaults to ``start``; NULL ends anywhere)
+    as events."""
     end = end or start
     events = [Event(None, k, row[start], row[end], row, k) for k, row in enumerate(rows)]
-    if any(a.end > b.end for a, b in zip(events, events[1:])):
+    ends = [e.end for e in events if e.end is not None]
+    if any(a > b for a, b in zip(ends, ends[1:])):
         raise ValueError("rows must be sorted by the PERIOD's end")
     return events
 
@@ -129,7 +133,15 @@ def _input(layer: Layer, rows: Sequence[Event], done: Mapping[str, list[Event]],
 
 
 def span_within(events: Sequence[Event], within: Any) -> bool:
+    if any(e.start is None or e.end is None for e in events):
+        return False
     return max(e.end for e in events) - min(e.start for e in events) <= within
+
+
+def _bound(values, pick):
+    """SQL's MIN / MAX (``pick``): NULLs ignored, NULL when all are."""
+    known = [v for v in values if v is not None]
+    return pick(known) if known else None
 
 
 def _run(layer: Layer, seq: list[Event]) -> list[Event]:
@@ -182,8 +194,8 @@ def _run_partition(layer: Layer, seq: list[Event], keys: Mapping[str, Any]) -> l
         members = tuple(Member(seq[r], v) for r, v, _ in result[3])
         if not members:
             continue  # an empty match has no interval: no event (it keeps its MATCH_NUMBER)
-        events.append(Event(layer.name, number, min(m.event.start for m in members),
-                            max(m.event.end for m in members), _columns(layer, keys, members),
+        events.append(Event(layer.name, number, _bound((m.event.start for m in members), min),
+                            _bound((m.event.end for m in members), max), _columns(layer, keys, members),
                             max(m.event.last_row for m in members), members))
     return events
 

@@ -122,6 +122,66 @@ def test_example_5_alarms_per_sensor_incidents_per_zone(mr_spark):
         ("z1", "s1", "s2", 0, 3)]
 
 
+EXAMPLE_2 = """SELECT * FROM alarms MATCH_RECOGNIZE (
+  PARTITION BY sensor ORDER BY a_end PERIOD (a_start, a_end)
+  MEASURES EVENT_START(C) AS c_start, MATCH_START() AS match_start, MATCH_END() AS match_end
+  PATTERN (W C) WITHIN INTERVAL '6' MINUTE
+  DEFINE W AS sev = 'W', C AS sev = 'C') AS m"""
+
+ALARMS = [(0, 2, "W"), (1, 5, "C"), (5, 6, "W"), (0, 7, "C"), (6, 9, "W"), (8, 10, "C")]
+
+
+def _alarms(spark, rows, sensor="s1"):
+    view(spark, "alarms", "sensor STRING, a_start TIMESTAMP, a_end TIMESTAMP, sev STRING",
+         [(sensor, None if s is None else minute(s), None if e is None else minute(e), sev) for s, e, sev in rows])
+
+
+def test_example_2_interval_rows_within_from_the_earliest_start(mr_spark):
+    _alarms(mr_spark, ALARMS)
+    rows = mr_spark.sql(EXAMPLE_2).collect()
+    assert [(r.sensor, minutes(r.c_start), minutes(r.match_start), minutes(r.match_end)) for r in rows] == [
+        ("s1", 1, 0, 5), ("s1", 8, 6, 10)]
+
+
+def test_interval_rows_under_a_layer(mr_spark):
+    """PERIOD rows read by a layer: its event spans its members' PERIODs, the top's WITHIN is
+    measured from the earliest start (the C at [0, 7] makes the pair of rows 2-3 span 7 minutes)."""
+    _alarms(mr_spark, ALARMS)
+    rows = mr_spark.sql("""SELECT * FROM alarms MATCH_RECOGNIZE (
+  PARTITION BY sensor ORDER BY a_end PERIOD (a_start, a_end)
+  LAYER pair AS (MEASURES COUNT(*) AS n PATTERN (W C) DEFINE W AS sev = 'W', C AS sev = 'C')
+  MEASURES EVENT_START(P) AS p_start, EVENT_END(P) AS p_end, MATCH_NUMBER() AS mn
+  PATTERN (P) WITHIN INTERVAL '6' MINUTE
+  DEFINE P FROM pair) AS m""").collect()
+    assert [(minutes(r.p_start), minutes(r.p_end), r.mn) for r in rows] == [(0, 5, 1), (6, 10, 2)]
+
+
+def test_a_period_starting_after_its_end_is_an_error_at_the_period(mr_spark):
+    _alarms(mr_spark, [(0, 2, "W"), (6, 5, "C")])
+    for sql in (EXAMPLE_2, EXAMPLE_2.replace("  MEASURES", "  LAYER w AS (MEASURES COUNT(*) AS n PATTERN (W) "
+                                             "DEFINE W AS sev = 'W')\n  MEASURES").replace(
+                                                 "W AS sev = 'W', C", "W FROM w, C")):
+        with pytest.raises(MatchRecognizeError) as info:
+            mr_spark.sql(sql).collect()
+        assert info.value.message == ("PERIOD start after end: a row's start 2026-01-01 00:06:00 is after its end "
+                                      "2026-01-01 00:05:00 (PERIOD (a_start, a_end))"), sql
+        assert (info.value.line, info.value.column) == at(sql, "PERIOD")
+
+
+def test_a_null_period_bound_is_admitted_by_no_within(mr_spark):
+    """A NULL start or end: EVENT_START / EVENT_END read it as it is, MATCH_START / MATCH_END
+    ignore it (MIN / MAX), no WITHIN admits the row; NULL ends come first (ASC NULLS FIRST)."""
+    _alarms(mr_spark, [(None, 1, "W"), (2, None, "C"), (0, 3, "W"), (2, 4, "C"), (None, 5, "W"), (5, 6, "C")])
+    sql = EXAMPLE_2.replace("EVENT_START(C) AS c_start", "EVENT_START(W) AS w_start, EVENT_END(C) AS c_end")
+    got = [(minutes(r.w_start), minutes(r.c_end), minutes(r.match_start), minutes(r.match_end))
+           for r in mr_spark.sql(sql).collect()]
+    assert got == [(0, 4, 0, 4)]
+    got = [(minutes(r.w_start), minutes(r.c_end), minutes(r.match_start), minutes(r.match_end))
+           for r in mr_spark.sql(sql.replace(" WITHIN INTERVAL '6' MINUTE", "")).collect()]
+    # rows in order: C [2, NULL], W [NULL, 1], W [0, 3], C [2, 4], W [NULL, 5], C [5, 6]
+    assert got == [(0, 4, 0, 4), (None, 6, 5, 6)]
+
+
 def test_views_over_a_statement_with_layers(mr_spark):
     """A temporary view over a LAYER statement reads like its query; a global temporary view
     reads in another session of the same SparkContext (its UDTFs are registered there)."""
@@ -168,14 +228,20 @@ FLINKCEP = ["A -> B", "A ->> B", "A B+ C", "A -> B+ -> C", "A+ B", "A -> B?"]
 class Case:
     """A random hierarchy (1-3 layers under the top) over two partitions of random rows: raw
     variables test a letter column, event variables their layer's COUNT(*) measure; random
-    skip modes, semantics and WITHIN (over a layer's events: standard semantics only); a layer
-    over rows only may refine the partition by a second letter column ``g`` (rule 8)."""
+    skip modes, semantics and WITHIN (over a layer's events or PERIOD rows: standard semantics
+    only); a layer over rows only may refine the partition by a second letter column ``g``
+    (rule 8).  ``period``: the rows are intervals ``PERIOD (s, e)`` (ends tied, NULL bounds), the
+    hierarchy may have no layer at all."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, period: bool = False):
         rng = random.Random(seed)
+        self.period = period
         self.layers = []  # (name, pattern, semantics, skip, within, {var: (source | None, threshold or letter)}, refined)
         refine = random.Random(f"refine {seed}")  # (apart: the other draws stay those of the seed)
+        shape = random.Random(f"period {seed}")
         count = rng.choice([2, 2, 3, 3, 4])
+        if period and shape.random() < .3:
+            count = 1
         for level in range(count):
             semantics = rng.choice(["standard", "flinkcep"])
             pattern = rng.choice(STANDARD if semantics == "standard" else FLINKCEP)
@@ -188,7 +254,7 @@ class Case:
                       for v in names}
             skip = rng.choice(["PAST LAST ROW", "TO NEXT ROW"] if semantics == "standard"
                               else ["NO SKIP", "TO NEXT ROW", "PAST LAST ROW"])
-            within = rng.choice([None, None, 4, 8]) if semantics == "standard" or not reads else None
+            within = rng.choice([None, None, 4, 8]) if semantics == "standard" or not (reads or period) else None
             # (the oracle orders a refined layer's events by completing row alone: disjoint matches)
             refined = level < count - 1 and not reads and skip == "PAST LAST ROW" and semantics == "standard" \
                 and refine.random() < .6
@@ -200,12 +266,18 @@ class Case:
             if kept == self.layers:
                 break
             self.layers = kept
-        self.rows = []  # (partition, ts minute, letter)
+        self.rows = []  # (partition, ts minute, letter, g); with period (partition, (start, end), letter, g)
         for part in ("p", "q"):
             t = 0
             for _ in range(rng.randint(0, 16)):
-                t += rng.randint(1, 3)
-                self.rows.append((part, t, rng.choice("ab"), refine.choice("xy")))
+                t += shape.randint(0, 2) if period else rng.randint(1, 3)
+                if period:  # (ends tie: ORDER BY e, id)
+                    bounds = [t - shape.randint(0, 4), t]
+                    if shape.random() < .1:
+                        bounds[shape.randrange(2)] = None
+                    self.rows.append((part, tuple(bounds), rng.choice("ab"), refine.choice("xy")))
+                else:
+                    self.rows.append((part, t, rng.choice("ab"), refine.choice("xy")))
 
     def sql(self) -> str:
         parts = []
@@ -223,7 +295,8 @@ class Case:
                     f"PATTERN ({pattern}) " + (f"WITHIN INTERVAL '{within}' MINUTE " if within else "") +
                     "DEFINE " + ", ".join(conditions))
             parts.append(body if top else f"LAYER {name} AS ({body})")
-        return ("SELECT * FROM stream MATCH_RECOGNIZE (PARTITION BY part ORDER BY ts "
+        order = "ORDER BY e, id PERIOD (s, e) " if self.period else "ORDER BY ts "
+        return ("SELECT * FROM stream MATCH_RECOGNIZE (PARTITION BY part " + order
                 + ", ".join(parts[:-1]) + " " + parts[-1] + ") AS m")
 
     def expected(self) -> list:
@@ -241,16 +314,26 @@ class Case:
                                    partition_by=("g",) if refined else ()))
         out = []
         for part in ("p", "q"):
-            rows = [{"ts": t, "c": c, "g": g} for p, t, c, g in self.rows if p == part]
-            top = ho.evaluate(layers, ho.raw_events(rows))[layers[-1].name]
+            if self.period:  # (in the clause's order: NULL ends first, then by end and id)
+                rows = sorted(({"s": s, "e": e, "c": c, "g": g, "id": k} for k, (p, (s, e), c, g) in enumerate(self.rows)
+                               if p == part), key=lambda r: (r["e"] is not None, r["e"] or 0, r["id"]))
+                items = ho.raw_events(rows, "s", "e")
+            else:
+                items = ho.raw_events([{"ts": t, "c": c, "g": g} for p, t, c, g in self.rows if p == part])
+            top = ho.evaluate(layers, items)[layers[-1].name]
             out += [(part, e.number, e.start, e.end, len(e.members)) for e in top]
         return out
 
 
-def _check(spark, seed: int):
-    case = Case(seed)
-    view(spark, "stream", "part STRING, ts TIMESTAMP, c STRING, g STRING",
-         [(p, minute(t), c, g) for p, t, c, g in case.rows])
+def _check(spark, seed: int, period: bool = False):
+    case = Case(seed, period)
+    if period:
+        view(spark, "stream", "part STRING, id INT, s TIMESTAMP, e TIMESTAMP, c STRING, g STRING",
+             [(p, k, *(None if b is None else minute(b) for b in bounds), c, g)
+              for k, (p, bounds, c, g) in enumerate(case.rows)])
+    else:
+        view(spark, "stream", "part STRING, ts TIMESTAMP, c STRING, g STRING",
+             [(p, minute(t), c, g) for p, t, c, g in case.rows])
     got = sorted((r.part, r.mn, minutes(r.ms), minutes(r.me), r.items) for r in spark.sql(case.sql()).collect())
     assert got == sorted(case.expected()), case.sql()
 
@@ -264,3 +347,15 @@ def test_random_hierarchies_agree_with_the_oracle(mr_spark, seed):
 @pytest.mark.parametrize("seed", range(24, 100))
 def test_more_random_hierarchies_agree_with_the_oracle(mr_spark, seed):
     _check(mr_spark, seed)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_hierarchies_of_interval_rows_agree_with_the_oracle(mr_spark, seed):
+    """PERIOD rows (tied ends, NULL bounds), with zero to three layers."""
+    _check(mr_spark, seed, period=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(16, 80))
+def test_more_random_hierarchies_of_interval_rows_agree_with_the_oracle(mr_spark, seed):
+    _check(mr_spark, seed, period=True)

@@ -16,7 +16,7 @@ from udtf.errors import MatchRecognizeError
 from udtf.pattern import Exclude, parse_pattern, variables, walk
 from udtf.plan import Frame, RowsMode, Semantics, Skip, SkipMode
 
-from .parse import MatchRecognizeClause, SpanCall, position
+from .parse import ClassifierCall, MatchNumberCall, MatchRecognizeClause, Navigation, SpanCall, position, to_spark_sql
 
 
 def variable_name(identifier: exp.Identifier) -> str:
@@ -59,6 +59,10 @@ def analyze(clause: MatchRecognizeClause, input_columns: list, frame: Frame | No
     body = analyze_body(clause)
     pattern, var_names, definitions, subsets, semantics, skip = body
     _check_hierarchy(clause, body, [analyze_body(layer) for layer in clause.layers])
+    call = next((c for node in _expressions(clause) for c in node.find_all(SpanCall)), None)
+    if frame is not None and call is not None:
+        raise error(f"{call.args['kind']}: the interval functions are not evaluated in a window's pattern "
+                    "recognition (docs/hierarchies.md)", call)
 
     analysis = Analysis(clause, pattern, var_names, subsets, definitions, semantics, skip,
                         RowsMode.WINDOW if frame is not None else RowsMode(clause.rows), tuple(input_columns),
@@ -265,7 +269,7 @@ def _check_hierarchy(clause: MatchRecognizeClause, top: Body, layers: list) -> N
     if clause.layers and clause.rows != RowsMode.ONE.value:
         raise error("ALL ROWS PER MATCH: a statement with LAYERs has ONE ROW PER MATCH (its rows would mix "
                     "input rows and events)", clause.args["rows"])
-    _refuse_hierarchy(clause)
+    _check_period(clause)
 
 
 def _expressions(body) -> list:
@@ -274,12 +278,34 @@ def _expressions(body) -> list:
             *(e for d in body.definitions for e in (d.condition, d.until) if e is not None)]
 
 
-def _refuse_hierarchy(clause: MatchRecognizeClause) -> None:
-    """What of docs/hierarchies.md is not evaluated yet: interval rows, the interval functions
-    without layers."""
-    if clause.period is not None:
-        raise error("PERIOD: interval rows are not evaluated yet (docs/hierarchies.md)", clause.period)
-    call = next((c for node in _expressions(clause) for c in node.find_all(SpanCall)), None)
-    if call is not None and not clause.layers:
-        raise error(f"{call.args['kind']}: the interval functions are evaluated in a statement with LAYERs only, "
-                    "for now (docs/hierarchies.md)", call)
+def _check_period(clause: MatchRecognizeClause) -> None:
+    """PERIOD's rules that need no types: ORDER BY its end first, ascending; start and end
+    expressions of the row; the interval functions need ORDER BY (a row's interval)."""
+    period = clause.period
+    if period is None:
+        call = next((c for node in _expressions(clause) for c in node.find_all(SpanCall)), None)
+        if call is not None and not clause.order and not clause.layers:
+            raise error(f"{call.args['kind']}: a row's interval is its first ORDER BY key (or its PERIOD): the "
+                        "clause needs ORDER BY", call)
+        return
+    end = to_spark_sql(period.expression)
+    first = clause.order[0] if clause.order else None
+    if first is None or first.args.get("desc") or _normal(first.this) != _normal(period.expression):
+        raise error(f"PERIOD ({to_spark_sql(period.this)}, {end}): the first ORDER BY key must be its end, {end}, "
+                    "ascending (the rows are ordered by when they are complete)", first or period)
+    for node in (period.this, period.expression):
+        found = next((n for n in node.walk() if isinstance(n, (exp.AggFunc, exp.Window, Navigation, ClassifierCall,
+                                                              MatchNumberCall, SpanCall))
+                      or isinstance(n, exp.Column) and n.table), None)
+        if found is not None:
+            raise error(f"PERIOD: {to_spark_sql(found)}: start and end are expressions of the row's own columns",
+                        found)
+
+
+def _normal(node: exp.Expression) -> exp.Expression:
+    """``node`` with its identifiers as Spark compares them (case-insensitively)."""
+    node = node.copy()
+    for identifier in node.find_all(exp.Identifier):
+        identifier.set("this", identifier.name.lower())
+        identifier.set("quoted", False)
+    return node

@@ -10,9 +10,15 @@ The clauses are built from the user's own nodes, so their errors keep the user's
 what is generated is the union, the helpers and the conjuncts saying which items a variable
 ranges over (``v FROM L``: L's events; any other variable: rows).  EVENT_START(v) / EVENT_END(v)
 read v's helper columns, MATCH_START() / MATCH_END() are MIN / MAX over the match's items.  A
-WITHIN of a pattern that reads only rows is the clause's own; over events it is the conjunct
-``MAX(end) <= MIN(start) + T`` of every condition, which is the take-time window (rule 6) for
-standard semantics without possessive quantifiers (the others are refused).
+row's interval is its PERIOD (start, end), else [k, k] for its first ORDER BY key k; a pattern
+that reads only rows reads it from the row's own columns.  A WITHIN of a pattern that reads only
+instantaneous rows is the clause's own; over events or PERIOD rows it is the conjunct
+``start IS NOT NULL AND end IS NOT NULL AND MAX(end) <= MIN(start) + T`` of every condition,
+which is the take-time window (rule 6) for standard semantics without possessive quantifiers
+(the others are refused).  A statement with PERIOD or the interval functions and no LAYER is
+the same rewrite with zero layers: its own clause over its input.  With PERIOD the input is
+filtered by a check raising ``PERIOD start after end`` (at the PERIOD's line:column) on a row
+whose start is after its end.
 
 Each layer is one UDTF over its own union: not yet the one pass of ``udtf/match/layers.py``.
 """
@@ -30,6 +36,9 @@ from .catalog import Field
 from .lower import quote
 from .parse import Definition, Layer, MatchNumberCall, MatchRecognizeClause, Measure, SpanCall, to_spark_sql
 from .plan import column_prefix
+from .spark_errors import checked, culprit, raising
+
+PERIOD_TYPES = ("timestamp", "timestamp_ntz", "date")  # what WITHIN measures
 
 
 class Helpers(NamedTuple):
@@ -42,6 +51,13 @@ class Helpers(NamedTuple):
     end: str
 
 
+class Interval(NamedTuple):
+    """An item's interval as expressions over the reading pattern's input (unqualified: the
+    current item; ``_spans`` qualifies them by a variable)."""
+    start: exp.Expression
+    end: exp.Expression
+
+
 class Source(NamedTuple):
     """A layer lowered: its name, level, its Spark SQL (ONE ROW PER MATCH), the columns of its
     own PARTITION BY (its events carry them) and its measures."""
@@ -52,24 +68,48 @@ class Source(NamedTuple):
     measures: tuple  # of catalog.Field
 
 
+def expands(clause: MatchRecognizeClause) -> bool:
+    """Is ``clause`` rewritten by ``expand``: has it LAYERs, PERIOD or an interval function?"""
+    return bool(clause.layers) or clause.period is not None or any(
+        True for node in (*(m.this for m in clause.measures),
+                          *(e for d in clause.definitions for e in (d.condition, d.until) if e is not None))
+        for _ in node.find_all(SpanCall))
+
+
+def not_streamed(clause: MatchRecognizeClause) -> Exception:
+    """The error refusing ``clause`` (``expands``) on a stream."""
+    if clause.layers:
+        return error("LAYER: a statement with LAYERs does not stream yet (docs/hierarchies.md)", clause.layers[0])
+    if clause.period is not None:
+        return error("PERIOD: interval rows do not stream yet (docs/hierarchies.md)", clause.period)
+    call = next(clause.find_all(SpanCall))
+    return error(f"{call.args['kind']}: the interval functions do not stream yet (docs/hierarchies.md)", call)
+
+
 def expand(clause: MatchRecognizeClause, input_text: str, input_fields: tuple,
            lowered: Callable[[MatchRecognizeClause, str], str],
            schema: Callable[[str], tuple]) -> tuple[MatchRecognizeClause, str]:
     """The statement's own pattern as a clause without layers and the Spark SQL of its input;
     on the way each layer is rewritten by ``lowered(clause, input_text) -> Spark SQL`` and its
-    output typed by ``schema(sql) -> Fields``.  ``clause`` was analysed (``analyze``)."""
+    output typed by ``schema(sql) -> Fields``.  ``clause`` was analysed (``analyze``); with no
+    LAYER it has PERIOD or an interval function, and the result is its own pattern over its input
+    (with PERIOD: checked)."""
     if not clause.order:
         raise error("a statement with LAYERs needs ORDER BY: events are ordered by the rows that complete "
                     "them", clause.layers[0])
+    own = _row_interval(clause)
+    if clause.period is not None:
+        input_text = _checked_period(clause, input_text, schema)
     names = [f.name for f in input_fields]
     prefix = column_prefix([*names, *(m.name for layer in clause.layers for m in layer.measures)])
     helpers = Helpers(*(f"{prefix}_{n}" for n in ("row", "level", "number", "source", "start", "end")))
+    if not clause.layers:
+        return _clause(clause, clause, analyze_body(clause), {}, helpers, own), input_text
     keys = [quote(c.name) for c in clause.partition_by]
-    first = to_spark_sql(clause.order[0].this)
     over = (f"PARTITION BY {', '.join(keys)} " if keys else "") + \
         f"ORDER BY {', '.join(to_spark_sql(o) for o in clause.order)}"
-    rows = (f"(SELECT *, ROW_NUMBER() OVER ({over}) AS {helpers.row}, {first} AS {helpers.start} "
-            f"FROM {input_text})")
+    rows = (f"(SELECT *, ROW_NUMBER() OVER ({over}) AS {helpers.row}, {to_spark_sql(own.start)} AS {helpers.start}, "
+            f"{to_spark_sql(own.end)} AS {helpers.end} FROM {input_text})")
     sources: dict = {}
     for level, layer in enumerate(clause.layers, start=1):
         body = analyze_body(layer)
@@ -79,7 +119,7 @@ def expand(clause: MatchRecognizeClause, input_text: str, input_fields: tuple,
                     raise error(f"LAYER {variable_name(layer.this)} PARTITION BY {column.name}: the events of LAYER "
                                 f"{source.name} do not carry {column.name} (a layer partitioned by it does)", column)
         union = _union(clause, body, sources, rows, input_fields, helpers)
-        text = lowered(_clause(clause, layer, body, sources, helpers), union or rows)
+        text = lowered(_clause(clause, layer, body, sources, helpers, own), union or rows)
         name = variable_name(layer.this)
         fields = schema(f"SELECT * FROM {text}")
         measures = {m.name.lower() for m in layer.measures}
@@ -87,8 +127,38 @@ def expand(clause: MatchRecognizeClause, input_text: str, input_fields: tuple,
         sources[name] = Source(name, level, text, tuple(f for f in input_fields if f.name.lower() in refined),
                                tuple(f for f in fields if f.name.lower() in measures))
     body = analyze_body(clause)
-    return _clause(clause, clause, body, sources, helpers), \
+    return _clause(clause, clause, body, sources, helpers, own), \
         _union(clause, body, sources, rows, input_fields, helpers) or ""
+
+
+def _row_interval(clause: MatchRecognizeClause) -> Interval:
+    """An input row's interval: its PERIOD, or its first ORDER BY key as an instant."""
+    if clause.period is not None:
+        return Interval(clause.period.this, clause.period.expression)
+    return Interval(clause.order[0].this, clause.order[0].this)
+
+
+def _checked_period(clause: MatchRecognizeClause, input_text: str, schema) -> str:
+    """The input filtered by the check of every row's PERIOD (start <= end, else a run-time error
+    at the PERIOD), after checking the types of start and end."""
+    period = clause.period
+    start, end = (to_spark_sql(e) for e in (period.this, period.expression))
+    parts = [(f"SELECT {start} FROM {input_text}", period.this), (f"SELECT {end} FROM {input_text}", period.expression)]
+    types = [f.type for f in checked(schema, f"SELECT {start}, {end} FROM {input_text}",
+                                     lambda: culprit(schema, parts, period))]
+    for node, kind in zip((period.this, period.expression), types):
+        if kind not in PERIOD_TYPES:
+            raise error(f"PERIOD: {to_spark_sql(node)} is {kind.upper()}; start and end are TIMESTAMP, TIMESTAMP_NTZ "
+                        "or DATE (what WITHIN measures)", node)
+    if types[0] != types[1]:
+        raise error(f"PERIOD: start and end have one type (start {types[0].upper()}, end {types[1].upper()})",
+                    period.expression)
+    as_text = lambda node: exp.Cast(this=node.copy(), to=exp.DataType.build("STRING"))
+    fails = raising(period, "PERIOD start after end: a row's start ", as_text(period.this), " is after its end ",
+                    as_text(period.expression), f" (PERIOD ({start}, {end}))")
+    check = exp.Case(ifs=[exp.If(this=exp.GT(this=period.this.copy(), expression=period.expression.copy()),
+                                 true=fails)], default=exp.true())
+    return f"(SELECT * FROM {input_text} WHERE {to_spark_sql(check)})"
 
 
 def _reads(body: Body) -> tuple[bool, list]:
@@ -120,7 +190,7 @@ def _union(clause, body: Body, sources: dict, rows: str, input_fields: tuple, he
         branches.append("SELECT " + ", ".join(
             [quote(f.name) if f.name in own else f"CAST(NULL AS {f.type}) AS {quote(f.name)}" for f in columns] +
             [helpers.row, f"0 AS {helpers.level}", f"CAST(0 AS BIGINT) AS {helpers.number}",
-             f"CAST(NULL AS STRING) AS {helpers.source}", helpers.start, f"{helpers.start} AS {helpers.end}"]) +
+             f"CAST(NULL AS STRING) AS {helpers.source}", helpers.start, helpers.end]) +
             f" FROM {rows}")
     for name in read:
         source = sources[name]
@@ -139,38 +209,46 @@ def _string(text: str) -> str:
 
 
 def _clause(clause: MatchRecognizeClause, body, analysed: Body, sources: dict,
-            helpers: Helpers) -> MatchRecognizeClause:
+            helpers: Helpers, own: Interval) -> MatchRecognizeClause:
     """``body`` (a ``Layer`` or the statement's clause) as a clause without layers over its union,
-    or over the numbered rows when it reads no layer."""
+    or over the (numbered) rows, whose interval is ``own``, when it reads no layer."""
     reads_rows, read = _reads(analysed)
     column = lambda name, table=None: exp.column(name, table=table, quoted=False)
     if read:
         order = [exp.Ordered(this=column(h)) for h in (helpers.row, helpers.level, helpers.number)]
+        interval = Interval(column(helpers.start), column(helpers.end))
     else:
         order = [o.copy() for o in clause.order]
-    measures = [Measure(this=_spans(m.this, helpers), alias=m.args["alias"].copy()) for m in body.measures]
+        interval = own
+    measures = [Measure(this=_spans(m.this, interval), alias=m.args["alias"].copy()) for m in body.measures]
     if isinstance(body, Layer):  # the helpers every event carries
         measures += [Measure(this=e, alias=exp.to_identifier(name)) for e, name in (
             (exp.Max(this=column(helpers.row)), helpers.row), (MatchNumberCall(), helpers.number),
-            (exp.Min(this=column(helpers.start)), helpers.start),
-            (exp.Max(this=column(helpers.end if read else helpers.start)), helpers.end))]
+            (exp.Min(this=interval.start.copy()), helpers.start), (exp.Max(this=interval.end.copy()), helpers.end))]
     window = None
-    if body.within is not None and read:
+    spans = read or clause.period is not None  # (else the clause's own WITHIN over instants)
+    if body.within is not None and spans:
+        over = "a layer's events" if read else "PERIOD rows"
         if analysed.semantics is Semantics.FLINKCEP or any(
                 isinstance(n, Repeat) and n.possessive for n in walk(analysed.pattern)):
-            raise error("WITHIN over a layer's events is evaluated for SEMANTICS STANDARD without possessive "
+            raise error(f"WITHIN over {over} is evaluated for SEMANTICS STANDARD without possessive "
                         "quantifiers only, for now (docs/hierarchies.md)", body.within)
-        # MAX(end) <= MIN(start) + T over the mapping with the row taken: rule 6's window
-        window = exp.LTE(this=exp.Max(this=column(helpers.end)),
-                         expression=exp.Add(this=exp.Min(this=column(helpers.start)),
-                                            expression=exp.Paren(this=body.within.copy())))
+        if body.timeout is not None:
+            raise error(f"WITH TIMEOUT ROWS: a WITHIN over {over} is evaluated at each take, with no timer to "
+                        "time a partial match out, for now (docs/hierarchies.md)", body.timeout)
+        # the item's interval is known, MAX(end) <= MIN(start) + T over the mapping with it taken: rule 6
+        window = exp.and_(exp.Not(this=exp.Is(this=interval.start.copy(), expression=exp.Null())),
+                          exp.Not(this=exp.Is(this=interval.end.copy(), expression=exp.Null())),
+                          exp.LTE(this=exp.Max(this=interval.end.copy()),
+                                  expression=exp.Add(this=exp.Min(this=interval.start.copy()),
+                                                     expression=exp.Paren(this=body.within.copy()))))
     definitions = []
     for var in analysed.var_names:
         definition = analysed.definitions.get(var)
         source = variable_name(definition.source) if definition is not None and definition.source is not None else None
         conjuncts = []
         if definition is not None and not (source is not None and "span" not in definition.condition.meta):
-            conjuncts.append(exp.Paren(this=_spans(definition.condition, helpers)))
+            conjuncts.append(exp.Paren(this=_spans(definition.condition, interval)))
         if read:
             item = exp.column(helpers.source, table=var)
             conjuncts.append(exp.Is(this=item, expression=exp.Null()) if source is None
@@ -183,7 +261,7 @@ def _clause(clause: MatchRecognizeClause, body, analysed: Body, sources: dict,
         for conjunct in conjuncts[1:]:
             condition = exp.And(this=condition, expression=conjunct)
         variable = definition.variable.copy() if definition is not None else exp.to_identifier(var, quoted=True)
-        until = _spans(definition.until, helpers) if definition is not None and definition.until is not None else None
+        until = _spans(definition.until, interval) if definition is not None and definition.until is not None else None
         definitions.append(Definition(this=variable, condition=condition, until=until))
     new = MatchRecognizeClause(
         this=clause.input.copy(), order=order,
@@ -191,27 +269,38 @@ def _clause(clause: MatchRecognizeClause, body, analysed: Body, sources: dict,
         measures=measures, rows=None if isinstance(body, Layer) else (body.args.get("rows") and body.args["rows"].copy()),
         after=body.skip and body.skip.copy(), semantics=body.args.get("semantics") and body.args["semantics"].copy(),
         distinct=body.distinct and body.distinct.copy(), pattern=body.pattern.copy(),
-        within=None if read else (body.within and body.within.copy()),
+        within=None if spans else (body.within and body.within.copy()),
+        timeout=None if spans else (body.timeout and body.timeout.copy()),
         subsets=[s.copy() for s in body.subsets], define=definitions)
     new.meta.update({k: v for k, v in body.meta.items() if k not in ("span",)})
     return new
 
 
-def _spans(node: exp.Expression, helpers: Helpers) -> exp.Expression:
-    """``node`` with the interval functions written over the helper columns."""
+def _spans(node: exp.Expression, interval: Interval) -> exp.Expression:
+    """``node`` with the interval functions written over ``interval``."""
     node = node.copy()
     for call in list(node.find_all(SpanCall)):
         kind = call.args["kind"]
-        if kind == "EVENT_START":
-            new = exp.column(helpers.start, table=call.this.copy())
-        elif kind == "EVENT_END":
-            new = exp.column(helpers.end, table=call.this.copy())
+        if kind in ("EVENT_START", "EVENT_END"):
+            new = _qualified(interval.start if kind == "EVENT_START" else interval.end, call.this)
         elif kind == "MATCH_START":
-            new = exp.Min(this=exp.column(helpers.start))
+            new = exp.Min(this=interval.start.copy())
         else:
-            new = exp.Max(this=exp.column(helpers.end))
+            new = exp.Max(this=interval.end.copy())
         new.meta.update(call.meta)
         if call is node:
             return new
         call.replace(new)
     return node
+
+
+def _qualified(expression: exp.Expression, variable: exp.Identifier) -> exp.Expression:
+    """``expression`` (over the item's unqualified columns) read at the item mapped to ``variable``."""
+    expression = expression.copy()
+    for column in list(expression.find_all(exp.Column)):
+        qualified = exp.column(column.this.copy(), table=variable.copy())
+        qualified.meta.update(column.meta)
+        if column is expression:
+            return qualified
+        column.replace(qualified)
+    return expression

@@ -92,7 +92,8 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     part of the user's SQL, with Spark's message.  ``windowed``: the clause is a window's pattern
     recognition (R020); ``ctes``: the CTEs the input sees (default: those around ``clause``).
     A clause with LAYERs is rewritten as its expansion (``hierarchy``): each layer, then the
-    statement's pattern over the union of what it reads."""
+    statement's pattern over the union of what it reads; so is one with PERIOD or the interval
+    functions (zero layers)."""
     if ctes is None:
         ctes = _enclosing_ctes(clause) if windowed is None else windowed.ctes
     schema = lambda sql: catalog.schema(ctes + sql)
@@ -102,9 +103,9 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     streaming = getattr(catalog, "streaming", False)
     demand = windowed.demand if windowed is not None else None if streaming else demanded(clause)
     below: list = []  # the LAYERs' rewrites (their expressions Spark computes are the statement's)
-    if clause.layers:
+    if hierarchy.expands(clause):
         if streaming:
-            raise error("LAYER: a statement with LAYERs does not stream yet (docs/hierarchies.md)", clause.layers[0])
+            raise hierarchy.not_streamed(clause)
         def layer(layer_clause, text):
             below.append(rewrite(layer_clause, catalog, text, "", ctes=ctes))
             return below[-1].text

@@ -7,7 +7,9 @@ batch) runs the query, after ``spark.sql`` returned:
   match-state expression, an engine limit - which the UDTF raises as a ``MatchRecognizeError``
   at the user's construct (``udtf.arrow``), arrive as a Python worker's exception;
 * Spark's, in the expressions the rewrite has Spark compute (an ANSI cast failure in a
-  row-level DEFINE condition), point at the generated SQL, its positions and column names.
+  row-level DEFINE condition), point at the generated SQL, its positions and column names;
+* the generated SQL's own checks (a PERIOD start after its end), a ``raise_error`` whose
+  message holds the user's line:column (``spark_errors.raising``).
 
 ``install()`` wraps pyspark's conversion of the errors of a failed call (classic and Spark
 Connect) so that both reach the user as one ``MatchRecognizeError``: the engine's with its own
@@ -29,6 +31,7 @@ from udtf.errors import MatchRecognizeError
 
 from ..compiler.catalog import spark_message
 from ..compiler.parse import position, to_spark_sql
+from ..compiler.spark_errors import RAISED
 
 _ENGINE = re.compile(r"udtf\.errors\.MatchRecognizeError: (?:line (\d+):(\d+): )?([^\n]*)")
 _REMEMBERED = 512
@@ -55,6 +58,10 @@ def user_error(error: BaseException) -> MatchRecognizeError | None:
     if found:
         line, column, message = found[-1]
         return MatchRecognizeError(message, int(line), int(column)) if line else MatchRecognizeError(message)
+    raised = RAISED.search(str(error))
+    if raised:
+        line, column, message = raised.groups()
+        return MatchRecognizeError(message, int(line), int(column))
     try:
         fragments = [c.fragment() for c in error.getQueryContext()]
     except Exception:
