@@ -198,6 +198,26 @@ def sensor_readings(zones: int = 6, sensors: int = 4, minutes: int = 360, seed: 
     return SENSOR_SCHEMA, rows
 
 
+# --------------------------------------------------------------------------------------
+# Alarms with a duration: alarm_escalations.sql (interval rows, PERIOD)
+# --------------------------------------------------------------------------------------
+ALARM_INTERVALS_SCHEMA = "sensor STRING, a_start TIMESTAMP, a_end TIMESTAMP, sev STRING"
+
+
+def alarm_intervals(sensors: int = 40, count: int = 300, seed: int = 3):
+    """Per sensor, ``count`` alarms [a_start, a_end] lasting 0-10 minutes, ending 10 s to 5
+    minutes apart (distinct ends: the order by end has no ties), so they overlap; severity
+    'I' (info), 'W' (warning) or 'C' (critical)."""
+    rng = random.Random(seed)
+    rows = []
+    for k in range(sensors):
+        end = rng.randrange(0, 600)
+        for _ in range(count):
+            end += rng.randint(10, 300)
+            rows.append((f"s{k}", _ts(end - rng.randint(0, 600)), _ts(end), rng.choice("IIWWC")))
+    return ALARM_INTERVALS_SCHEMA, rows
+
+
 TABLES = {
     "stock_ticks": stock_ticks,
     "rfid_readings": rfid_readings,
@@ -205,6 +225,7 @@ TABLES = {
     "paper_events": paper_events,
     "clicks": clicks,
     "sensor_readings": sensor_readings,
+    "alarm_intervals": alarm_intervals,
 }
 
 

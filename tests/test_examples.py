@@ -66,7 +66,7 @@ def test_every_example_names_its_data():
     assert {p.stem for p in files} >= {
         "v_shape_ticker", "sase_q1_shoplifting", "sase_q2_contamination", "sase_q3_rising_trend",
         "flinkcep_ecommerce", "web_funnel", "web_sessions", "sensor_incidents", "sensor_incidents_layers",
-        "price_runs_window"}
+        "price_runs_window", "alarm_escalations"}
     for path in files:
         text = path.read_text()
         assert text.startswith("--"), path.name
@@ -256,6 +256,37 @@ def test_sensor_alarm_windows_bound_the_incident(sess, views):
         assert r.incident_end - r.incident_start <= timedelta(minutes=10)
 
 
+def test_alarm_escalations_hand_data(sess, views):
+    """docs/hierarchies.md's example 2: the warning at [5, 6] and the critical alarm at [0, 7]
+    span 7 minutes from the earliest start, more than the 6 of WITHIN."""
+    alarms = [(0, 2, "W"), (1, 5, "C"), (5, 6, "W"), (0, 7, "C"), (6, 9, "W"), (8, 10, "C")]
+    views("alarm_intervals", data.ALARM_INTERVALS_SCHEMA, [("s1", at(s), at(e), sev) for s, e, sev in alarms])
+    assert run_file(sess, "alarm_escalations") == [
+        # sensor, warnings, critical start, escalation start, escalation end
+        ("s1", 1, hhmm(1), hhmm(0), hhmm(5)), ("s1", 1, hhmm(8), hhmm(6), hhmm(10))]
+
+
+def test_alarm_escalations_agree_with_the_oracle(sess, views):
+    """On generated alarms (overlapping intervals), the escalations are the brute-force
+    oracle's (tests/hierarchy_oracle.py) for ``W+ C`` within 6 minutes of the members' span."""
+    import hierarchy_oracle as ho
+
+    schema, rows = data.alarm_intervals(sensors=4, count=120)
+    views("alarm_intervals", schema, rows)
+    top = ho.Layer("top", "W+ C", define={"W": lambda e, m: e["sev"] == "W", "C": lambda e, m: e["sev"] == "C"},
+                   within=timedelta(minutes=6))
+    expected = []
+    for sensor in sorted({r[0] for r in rows}):
+        alarms = sorted(({"a_start": s, "a_end": e, "sev": sev} for k, s, e, sev in rows if k == sensor),
+                        key=lambda r: r["a_end"])
+        for event in ho.evaluate([top], ho.raw_events(alarms, "a_start", "a_end"))["top"]:
+            c = event.members[-1].event
+            expected.append((sensor, len(event.members) - 1, str(c.start.replace(tzinfo=None)),
+                             str(event.start.replace(tzinfo=None)), str(event.end.replace(tzinfo=None))))
+    got = run_file(sess, "alarm_escalations")
+    assert len(got) > 10 and sorted(got) == sorted(expected)
+
+
 # --------------------------------------------------------------------------------------
 # Delta: the demo's writes are idempotent
 # --------------------------------------------------------------------------------------
@@ -283,6 +314,7 @@ def test_generators_are_deterministic():
     assert data.clicks(users=20) == data.clicks(users=20)
     assert data.sensor_readings(zones=1, minutes=10) == data.sensor_readings(zones=1, minutes=10)
     assert data.stock_ticks(symbols=2, ticks=10) == data.stock_ticks(symbols=2, ticks=10)
+    assert data.alarm_intervals(sensors=2, count=10) == data.alarm_intervals(sensors=2, count=10)
     assert data.clicks(users=20, seed=1) != data.clicks(users=20, seed=2)
 
 

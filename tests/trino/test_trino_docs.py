@@ -31,7 +31,8 @@ FLINKCEP_ONLY = re.compile(r"->|~|\bUNTIL\b|\bWITHIN\b|\bSEMANTICS\b|\bNO\s+SKIP
 HIERARCHY_ONLY = re.compile(r"\bLAYER\b|\bPERIOD\s*\(|\b(EVENT|MATCH)_(START|END)\s*\(", re.I)
 # smaller instances of sql_examples/data.py's tables (keyword arguments of the generators)
 SIZES = {"stock_ticks": {"symbols": 3, "ticks": 150}, "clicks": {"users": 60},
-         "rfid_readings": {"tags": 60}, "sensor_readings": {"zones": 2, "minutes": 60}}
+         "rfid_readings": {"tags": 60}, "sensor_readings": {"zones": 2, "minutes": 60},
+         "alarm_intervals": {"sensors": 4, "count": 120}}
 
 
 def _strip_comments(sql: str) -> str:
