@@ -182,6 +182,23 @@ def test_a_null_period_bound_is_admitted_by_no_within(mr_spark):
     assert got == [(0, 4, 0, 4), (None, 6, 5, 6)]
 
 
+def test_the_interval_functions_without_period_or_layers(mr_spark):
+    """A row is the instant of its first ORDER BY key; the clause keeps its own WITHIN and WITH
+    TIMEOUT ROWS; ALL ROWS PER MATCH (here with PERIOD) shows the input's columns only."""
+    _readings(mr_spark, [(0, "temp", 85), (1, "fan_off", None), (5, "temp", 90), (9, "fan_off", None)])
+    rows = mr_spark.sql("""SELECT * FROM readings MATCH_RECOGNIZE (
+  PARTITION BY sensor ORDER BY ts
+  MEASURES EVENT_START(H) AS h, EVENT_END(OFF) AS off, MATCH_START() AS ms, MATCH_END() AS me
+  PATTERN (H OFF) WITHIN INTERVAL '3' MINUTE WITH TIMEOUT ROWS
+  DEFINE H AS kind = 'temp', OFF AS kind = 'fan_off') AS m""").collect()
+    assert [(minutes(r.h), minutes(r.off), minutes(r.ms), minutes(r.me), r.timed_out) for r in rows] == [
+        (0, 1, 0, 1, False), (5, None, 5, 5, True)]
+    _alarms(mr_spark, ALARMS)
+    rows = mr_spark.sql(EXAMPLE_2.replace("  PATTERN", "  ALL ROWS PER MATCH PATTERN"))
+    assert sorted(rows.columns) == ["a_end", "a_start", "c_start", "match_end", "match_start", "sensor", "sev"]
+    assert [(minutes(r.a_end), minutes(r.match_end)) for r in rows.collect()] == [(2, 2), (5, 5), (9, 9), (10, 10)]
+
+
 def test_views_over_a_statement_with_layers(mr_spark):
     """A temporary view over a LAYER statement reads like its query; a global temporary view
     reads in another session of the same SparkContext (its UDTFs are registered there)."""
