@@ -143,6 +143,16 @@ def test_example_2_interval_rows_within_from_the_earliest_start(mr_spark):
         ("s1", 1, 0, 5), ("s1", 8, 6, 10)]
 
 
+@pytest.mark.parametrize("kind, unit, value", [("TIMESTAMP_NTZ", "MINUTE", minute),
+                                               ("DATE", "DAY", lambda k: T0.date() + dt.timedelta(days=k))])
+def test_example_2_over_timestamp_ntz_and_date(mr_spark, kind, unit, value):
+    view(mr_spark, "alarms", f"sensor STRING, a_start {kind}, a_end {kind}, sev STRING",
+         [("s1", value(s), value(e), sev) for s, e, sev in ALARMS])
+    rows = mr_spark.sql(EXAMPLE_2.replace("MINUTE", unit)).collect()
+    assert [(r.c_start, r.match_start, r.match_end) for r in rows] == [
+        (value(1), value(0), value(5)), (value(8), value(6), value(10))]
+
+
 def test_interval_rows_under_a_layer(mr_spark):
     """PERIOD rows read by a layer: its event spans its members' PERIODs, the top's WITHIN is
     measured from the earliest start (the C at [0, 7] makes the pair of rows 2-3 span 7 minutes)."""

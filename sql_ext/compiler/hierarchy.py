@@ -70,10 +70,7 @@ class Source(NamedTuple):
 
 def expands(clause: MatchRecognizeClause) -> bool:
     """Is ``clause`` rewritten by ``expand``: has it LAYERs, PERIOD or an interval function?"""
-    return bool(clause.layers) or clause.period is not None or any(
-        True for node in (*(m.this for m in clause.measures),
-                          *(e for d in clause.definitions for e in (d.condition, d.until) if e is not None))
-        for _ in node.find_all(SpanCall))
+    return bool(clause.layers) or clause.period is not None or clause.find(SpanCall) is not None
 
 
 def not_streamed(clause: MatchRecognizeClause) -> Exception:
@@ -82,7 +79,7 @@ def not_streamed(clause: MatchRecognizeClause) -> Exception:
         return error("LAYER: a statement with LAYERs does not stream yet (docs/hierarchies.md)", clause.layers[0])
     if clause.period is not None:
         return error("PERIOD: interval rows do not stream yet (docs/hierarchies.md)", clause.period)
-    call = next(clause.find_all(SpanCall))
+    call = clause.find(SpanCall)
     return error(f"{call.args['kind']}: the interval functions do not stream yet (docs/hierarchies.md)", call)
 
 
