@@ -9,7 +9,7 @@ from udtf.compile import compile_pattern
 from udtf.match import Conditions, Options, expand, forget, matcher
 from udtf.pattern import parse_pattern, variables
 from udtf.plan import Condition, Limits, Semantics, Skip, SkipMode
-from udtf.rows import Rows, Unmatched
+from udtf.rows import Rows
 
 
 def engine_matches(pattern, n, masks=None, state=None, until=None, columns=None, mode="standard",
@@ -74,11 +74,10 @@ def engine_for(pattern, masks=None, state=None, until=None, columns=None, mode="
 
 
 def _moved(matches, shift):
-    """``matches`` (and a window's ``Unmatched`` rows) with their row indexes moved up by ``shift``."""
+    """``matches`` (``Match`` tuples) with their row indexes moved up by ``shift``."""
     if not shift:
         return matches
-    return [Unmatched(m.rows + shift) if isinstance(m, Unmatched) else
-            m._replace(start=m.start + shift, end=m.end + shift, rows=tuple((r + shift, v, x) for r, v, x in m.rows),
+    return [m._replace(start=m.start + shift, end=m.end + shift, rows=tuple((r + shift, v, x) for r, v, x in m.rows),
                        owner=None if m.owner is None else m.owner + shift) for m in matches]
 
 

@@ -13,7 +13,7 @@ from udtf.errors import MatchRecognizeError
 from udtf.expr import Agg, Call, Cast, Classifier, Col, FactTable, Lit, MatchNumber, Nav, NavMode, compile_row, fold_of
 from udtf.match import MatchBlock
 from udtf.plan import Atom, RowsMode
-from udtf.rows import Match, MatchKind
+from udtf.rows import Match, MatchKind, Unmatched, unmatched
 
 FIRST, LAST = NavMode.FIRST, NavMode.LAST
 NAMES = ["A", "B", "C"]
@@ -202,6 +202,15 @@ def test_emitter_matches_oracle(mode):
             assert isinstance(got, str) and expected in got, (case, atoms, matches)
         else:
             assert same(got, expected), (case, atoms, matches, values)
+        if mode is RowsMode.ALL_WITH_UNMATCHED:  # the same rows as the matchers give them: in runs
+            runs = []
+            for m in matches:
+                if m.kind is MatchKind.UNMATCHED:
+                    unmatched(runs, m.start, m.start + 1)
+                else:
+                    runs.append(m)
+            runs = [Unmatched(m.indexes()) if isinstance(m, Unmatched) and k % 2 else m for k, m in enumerate(runs)]
+            assert same(emitted(emitter, runs), got), (case, atoms, runs)
 
 
 @pytest.mark.parametrize("mode", [RowsMode.ONE, RowsMode.ALL_SHOW])

@@ -17,7 +17,7 @@ from test_engine_properties import FAST, MAX_ROWS, STD_SKIP_MODES, STD_VARS, _ra
 from udtf.errors import MatchRecognizeError
 from udtf.expr import NavMode
 from udtf.plan import Frame
-from udtf.rows import Unmatched
+from udtf.rows import MatchKind
 
 
 def window_result(pattern, n, frame, **kwargs):
@@ -26,9 +26,9 @@ def window_result(pattern, n, frame, **kwargs):
         out, names = engine_matches(pattern, n, frame=frame, **kwargs)
     except MatchRecognizeError as e:
         return [("error", "absent" if "not present" in str(e) else "first" if "first row" in str(e) else str(e))]
-    return sorted([("unmatched", int(row)) for m in out if isinstance(m, Unmatched) for row in m.rows] +
-                  [("match", m.source, m.start, m.end, tuple((r, names[v], bool(x)) for r, v, x in m.rows))
-                   for m in out if not isinstance(m, Unmatched)])
+    return sorted(("unmatched", m.start) if m.kind is MatchKind.UNMATCHED else
+                  ("match", m.source, m.start, m.end, tuple((r, names[v], bool(x)) for r, v, x in m.rows))
+                  for m in out)
 
 
 def outcomes(result):

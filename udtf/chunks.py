@@ -28,7 +28,7 @@ from .match.base import next_start
 from .match.seams import Chain, Facts, Run, chunk_runs, path, unmatched_rows
 from .expr import MatchNumber
 from .plan import EnginePlan, OutputKind, RowsMode, SkipMode
-from .rows import Match, MatchKind
+from .rows import Match, MatchKind, Unmatched
 
 FACT_RUN, FACT_MATCH, ROW_MATCH, ROW_UNMATCHED = range(4)  # the chunk UDTF's ``kind`` column
 
@@ -152,7 +152,8 @@ class ChunkRunner:
                 stop = min(stop, matcher.start + first)
                 if isinstance(error, LimitExceeded):
                     error = self.inner.located(error)
-            items = [shifted(m, first - base) for m in out if isinstance(m, MatchBlock) or m.kind is MatchKind.MATCH]
+            items = [shifted(m, first - base) for m in out
+                     if isinstance(m, MatchBlock) or isinstance(m, Match) and m.kind is MatchKind.MATCH]
             found[a] = items
             raised = error if error is not None and matcher.start + first == stop else None
             return Run(a, stop, _facts_of(items, base, skip).before(stop), raised)
@@ -173,8 +174,8 @@ class ChunkRunner:
             numbers = batch.column(self.number).to_numpy(zero_copy_only=False).astype(np.int64)
             yield self._extended(batch, c, ROW_MATCH, starts[numbers - 1])
         if self.plan.rows is RowsMode.ALL_WITH_UNMATCHED:
-            unmatched = [Match(None, r - base, r - base, (), MatchKind.UNMATCHED) for r in range(lo, hi)]
-            for batch in self._emitted(unmatched, [None] * len(unmatched)):
+            unmatched = [Unmatched(range(lo - base, hi - base))]
+            for batch in self._emitted(unmatched, [None] * (hi - lo)):
                 yield self._extended(batch, c, ROW_UNMATCHED, np.arange(lo, hi, dtype=np.int64))
 
     def _emitted(self, matches: list, errors: list) -> list:

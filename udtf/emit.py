@@ -91,6 +91,27 @@ class Spans(NamedTuple):
                      np.repeat(np.arange(count), lengths), np.append(0, np.cumsum(lengths)), {})
 
     @staticmethod
+    def of_items(items: list) -> Spans:
+        """``Match`` tuples and ``Unmatched`` rows (each a match of no rows, ``unmatched``) as
+        arrays, in order: the tuples through ``of_matches``, the rows' runs as whole arrays."""
+        matches = [item for item in items if type(item) is Match]
+        if len(matches) == len(items):
+            return Spans.of_matches(items)
+        s = Spans.of_matches(matches)
+        count = len(items)
+        sizes = np.fromiter((1 if type(item) is Match else len(item.rows) for item in items), dtype=np.int64,
+                            count=count)
+        matched = np.repeat(np.fromiter((type(item) is Match for item in items), dtype=bool, count=count), sizes)
+        at = np.flatnonzero(matched)  # where each of ``s``'s matches goes
+        spread = lambda values, fill: _spread(len(matched), at, values, fill)
+        sources = spread(s.sources, 0)
+        sources[~matched] = _unmatched_rows([item for item in items if type(item) is not Match])
+        lengths = spread(np.diff(s.bounds), 0)
+        return Spans(sources, spread(s.numbers, 0), spread(s.numbered, False), spread(s.timed_out, False),
+                     spread(s.unmatched, True), s.rows, s.variables, s.excluded, at[s.owner],
+                     np.append(0, np.cumsum(lengths)), {})
+
+    @staticmethod
     def of_block(block: MatchBlock) -> Spans:
         count, lengths = len(block), block.lengths
         no = np.zeros(count, dtype=bool)
@@ -162,8 +183,8 @@ class Emitter:
         self.finals = [a.final for a in atoms]
 
     def emit(self, matches: list) -> Emitted:
-        """The output rows of ``matches`` (``Match`` tuples, ``MatchBlock``s, a window's
-        ``Unmatched`` rows); chunks are python lists or numpy arrays, or Arrow arrays: for
+        """The output rows of ``matches`` (``Match`` tuples, ``MatchBlock``s, ``Unmatched``
+        rows); chunks are python lists or numpy arrays, or Arrow arrays: for
         navigations int64 row indexes, for aggregates computed as numbers or booleans their
         values (int64, double or boolean: not necessarily the atom's type), for COLLECT_LIST
         (FINAL) its arrays, for CLASSIFIER and MATCH_NUMBER theirs."""
@@ -173,11 +194,11 @@ class Emitter:
         plain: list = []
         spans: list = []  # of the items since the last part emitted (one ``_emit_spans``)
         for item in matches + [None]:
-            if isinstance(item, Match):
+            if isinstance(item, (Match, Unmatched)):
                 plain.append(item)
                 continue
             if plain:
-                spans.append(Spans.of_matches(plain))
+                spans.append(Spans.of_items(plain))
                 plain = []
             if isinstance(item, MatchBlock) and not self.vectorized:
                 spans.append(Spans.of_block(item))
@@ -188,9 +209,6 @@ class Emitter:
                 spans = []
             if isinstance(item, MatchBlock):
                 parts.append(self._emit_block(item))
-            elif isinstance(item, Unmatched):  # a window's rows without a match: NULL atoms
-                count = len(item.rows)
-                parts.append((item.rows, [[None] * count] * self.width, [False] * count))
             for more_sources, more_columns, more_flags in parts:
                 sources.append(more_sources)
                 flags.append(more_flags)
@@ -387,6 +405,23 @@ class Emitter:
         lo, hi = (0, self.size()) if bounds is None else bounds
         valid = present & (target >= lo) & (target < hi)
         return pa.array(target, mask=~valid, type=pa.int64())
+
+
+def _unmatched_rows(items: list) -> np.ndarray:
+    """The rows of ``Unmatched`` ``items``, in order (runs of ``range``s at once)."""
+    runs = [item.rows for item in items]
+    if not all(type(rows) is range for rows in runs):
+        return np.concatenate([item.indexes() for item in items])
+    firsts = np.fromiter((rows.start for rows in runs), dtype=np.int64, count=len(runs))
+    lengths = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
+    return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(firsts - (np.cumsum(lengths) - lengths), lengths)
+
+
+def _spread(size: int, at: np.ndarray, values: np.ndarray, fill) -> np.ndarray:
+    """An array of ``size`` ``fill``s with ``values`` at positions ``at``."""
+    out = np.full(size, fill, dtype=values.dtype)
+    out[at] = values
+    return out
 
 
 def _appended(values: np.ndarray, valid: np.ndarray, value) -> tuple:

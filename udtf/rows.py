@@ -4,6 +4,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import NamedTuple
 
+import numpy as np
+
 
 class MatchKind(Enum):
     MATCH = "match"
@@ -29,8 +31,35 @@ class Match(NamedTuple):
 
 
 class Unmatched(NamedTuple):
-    """Rows of a window (R020) whose match is none: ``rows``, an int64 array."""
+    """Rows in no match, each output alone with every atom NULL: WITH UNMATCHED ROWS' rows no
+    match covers, a window's (R020) rows whose match is none.  ``rows``: ascending, a ``range``
+    (a matcher's run of consecutive rows) or an int64 array."""
     rows: object
+
+    def indexes(self) -> np.ndarray:
+        rows = self.rows
+        return np.arange(rows.start, rows.stop, dtype=np.int64) if isinstance(rows, range) else rows
+
+    def moved(self, offset: int) -> Unmatched:
+        """The same rows ``offset`` rows later."""
+        rows = self.rows
+        return Unmatched(range(rows.start + offset, rows.stop + offset) if isinstance(rows, range) else rows + offset)
+
+    def matches(self) -> list:
+        """One ``MatchKind.UNMATCHED`` ``Match`` per row."""
+        return [Match(None, row, row, (), MatchKind.UNMATCHED) for row in self.indexes().tolist()]
+
+
+def unmatched(out: list, first: int, stop: int):
+    """Append rows ``first`` to ``stop`` - 1 to ``out`` as unmatched rows: one ``Unmatched``
+    run, joined to the run ending at ``first`` when it is ``out``'s last item."""
+    if first >= stop:
+        return
+    last = out[-1] if out else None
+    if type(last) is Unmatched and type(last.rows) is range and last.rows.stop == first:
+        out[-1] = Unmatched(range(last.rows.start, stop))
+    else:
+        out.append(Unmatched(range(first, stop)))
 
 
 class Rows:

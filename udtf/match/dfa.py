@@ -17,7 +17,7 @@ import numpy as np
 
 from ..plan import SkipMode
 from ..program import ACCEPT, Kind, Program, fold_guard, literals
-from ..rows import Match, MatchKind
+from ..rows import Match, unmatched as report_unmatched
 from .conditions import Conditions
 from .standard import StandardMatcher, Tier, Verdict
 
@@ -281,7 +281,7 @@ class DfaTier(Tier):
             m.start = start
             if best is None:
                 if unmatched and start > m.covered:
-                    out.append(Match(None, start, start, (), MatchKind.UNMATCHED))
+                    report_unmatched(out, start, start + 1)
                 start += 1
                 continue
             end, accept, length = best

@@ -18,7 +18,7 @@ from functools import cached_property
 import numpy as np
 
 from ..plan import SkipMode
-from ..rows import Match, Rows
+from ..rows import Match, Rows, Unmatched
 from .standard import Tier, Verdict
 
 
@@ -61,8 +61,10 @@ class MatchBlock:
 
 
 def shifted(match, offset: int, first: int | None = None):
-    """``match`` (a ``Match`` or a ``MatchBlock``) with its rows moved by ``offset`` (and
-    numbered from ``first``, if given)."""
+    """``match`` (a ``Match``, a ``MatchBlock`` or ``Unmatched`` rows) with its rows moved by
+    ``offset`` (and numbered from ``first``, if given)."""
+    if isinstance(match, Unmatched):
+        return match.moved(offset)
     if isinstance(match, MatchBlock):
         first = first if first is not None else int(match.numbers[0]) if len(match) else 1
         return MatchBlock(match.elements, match.starts + offset, match.ends + offset, match.takes, first)
@@ -74,10 +76,11 @@ def shifted(match, offset: int, first: int | None = None):
 
 
 def expand(items: list) -> list:
-    """``Match`` tuples for a matcher's output (``MatchBlock``s expanded)."""
+    """``Match`` tuples for a matcher's output (``MatchBlock``s expanded, ``Unmatched`` rows as
+    one ``MatchKind.UNMATCHED`` each)."""
     out = []
     for item in items:
-        out.extend(item.matches() if isinstance(item, MatchBlock) else (item,))
+        out.extend(item.matches() if isinstance(item, (MatchBlock, Unmatched)) else (item,))
     return out
 
 

@@ -16,7 +16,7 @@ from enum import Enum
 
 from ..errors import LimitExceeded, MatchRecognizeError
 from ..plan import LIMIT_CONFS
-from ..rows import Match, MatchKind
+from ..rows import Match, unmatched
 from ..program import ACCEPT
 from .base import Matcher, Options, next_start
 from .vm import KEEP, Machine, shifted
@@ -210,7 +210,7 @@ class StandardMatcher(Matcher):
         ``decide(out, None, ())`` would one after the other (``match.window`` decides only
         the first: there a start without a match moves the owner's search)."""
         if self.options.unmatched:
-            out.extend(Match(None, r, r, (), MatchKind.UNMATCHED) for r in range(max(self.start, self.covered + 1), stop))
+            unmatched(out, max(self.start, self.covered + 1), stop)
         self.start = stop
 
     def _begin(self, start: int):
@@ -327,7 +327,7 @@ class StandardMatcher(Matcher):
         start = self.start
         if end is None:
             if self.options.unmatched and start > self.covered:
-                out.append(Match(None, start, start, (), MatchKind.UNMATCHED))
+                unmatched(out, start, start + 1)
             self.start = start + 1
             return
         self.match_number += 1
