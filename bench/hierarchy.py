@@ -6,7 +6,11 @@ elements each, over one generated stream, evaluated three ways with equal answer
 
 Forms (docs/hierarchies.md, "The seed's experiment"):
 
-* ``layers``: sparkcep's one statement, one ``LAYER`` per module below the top;
+* ``layers``: sparkcep's one statement, one ``LAYER`` per module below the top, evaluated in one
+  pass (one UDTF: sql_ext/compiler/one_pass.py);
+* ``expansion``: the same statement with every LAYER refined by a constant column (``PARTITION BY
+  one``, same rows), which the one pass does not cover: its plain-SQL expansion, one shuffle and
+  one UDTF per layer;
 * ``flat``: the equivalent single-layer pattern, the boxes substituted (``H·(L-1)+1`` elements);
 * ``delta``: one plain-SQL statement per module (no LAYER syntax: the expansion written by hand,
   rows UNION ALL the lower module's events with a level column, the window a DEFINE conjunct),
@@ -29,7 +33,7 @@ only (hierarchy.py), and FLINKCEP's ``->`` with the window written in DEFINE wou
 run that missed its window alive.  With the box first, a lower event completing after the box
 also starts after it (earliest chains complete in start order), so skipped ``Q`` events do not
 widen a match's span; with ``SKIP TO NEXT ROW`` each start's earliest chain is a match iff the
-flat pattern's is (same rows), so the three forms have equal answers, which the bench asserts:
+flat pattern's is (same rows), so the forms have equal answers, which the bench asserts:
 count and an order-free checksum of (start, end, sum of the elements' row numbers).
 
 Measured per form: wall seconds of the collect (``delta``: of all its statements), throughput
@@ -53,7 +57,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.memory import PeakWatcher  # noqa: E402
 
-FORMS = ("layers", "flat", "delta")
+FORMS = ("layers", "expansion", "flat", "delta")
 
 
 class Config(NamedTuple):
@@ -77,8 +81,9 @@ def _chain(head: str, elements: list[str], gap: str) -> str:
     return " ".join([head] + [f"{gap} V{j}" for j in range(2, len(elements) + 2)])
 
 
-def layers_sql(config: Config, k: int) -> str:
-    """sparkcep's statement: one LAYER per module below the top."""
+def layers_sql(config: Config, k: int, refined: bool = False) -> str:
+    """sparkcep's statement: one LAYER per module below the top (``refined``: each partitioned
+    by the constant column ``one``)."""
     within = f"WITHIN INTERVAL '{config.t}' SECOND"
     modules = types(config, k)
     bodies = []
@@ -99,7 +104,7 @@ def layers_sql(config: Config, k: int) -> str:
         measures = f"{span}, {total} AS sm" if top else f"{total} AS sum_{name}"
         body = (f"MEASURES {measures} AFTER MATCH SKIP TO NEXT ROW PATTERN ({pattern}) {within} "
                 f"SUBSET E = ({subset}) DEFINE {', '.join(define)}")
-        bodies.append(body if top else f"LAYER {name} AS ({body})")
+        bodies.append(body if top else f"LAYER {name} AS ({'PARTITION BY one ' if refined else ''}{body})")
     return f"SELECT * FROM stream MATCH_RECOGNIZE (ORDER BY ts {', '.join(bodies[:-1])} {bodies[-1]}) AS m"
 
 
@@ -173,7 +178,7 @@ def run(spark, form: str, config: Config, k: int, scratch: Path) -> Result:
             spark.sql(statement).write.format("delta").mode("overwrite").save(table.format(i))
         answer = spark.sql(ANSWER.format(top)).collect()[0]
     else:
-        statement = layers_sql(config, k) if form == "layers" else flat_sql(config, k)
+        statement = flat_sql(config, k) if form == "flat" else layers_sql(config, k, refined=form == "expansion")
         answer = spark.sql(ANSWER.format(statement)).collect()[0]
     seconds = time.time() - began
     watcher.stop.set()
@@ -209,7 +214,7 @@ def main():
         "spark.executorEnv.PYTHONPATH": str(REPO)})
     sql_ext.enable(spark)
     spark.createDataFrame(stream(args.events, args.types, args.seed), "k BIGINT, type STRING, v INT") \
-        .selectExpr("timestamp_seconds(k) AS ts", "k", "type", "v").cache().createOrReplaceTempView("stream")
+        .selectExpr("timestamp_seconds(k) AS ts", "k", "type", "v", "1 AS one").cache().createOrReplaceTempView("stream")
     spark.table("stream").count()
     scratch = Path(tempfile.mkdtemp(prefix="sparkcep-bench-hierarchy-"))
     try:

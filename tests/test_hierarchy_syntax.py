@@ -4,6 +4,8 @@ Spark: each misuse is an error at its line:column, and what is not evaluated yet
 there too."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from catalog_support import StaticCatalog
@@ -210,10 +212,26 @@ def test_interval_rows_do_not_stream_yet(sql, needle):
     assert (info.value.message, info.value.line, info.value.column) == (message, *at(sql, needle))
 
 
-def test_each_layer_is_a_clause_over_what_it_reads():
-    """The expansion: the lowest layer reads the numbered rows, the upper ones a UNION ALL of
-    their sources' events (and rows) ordered by (completing row, level, MATCH_NUMBER)."""
+def test_layers_sharing_the_partition_are_one_udtf_over_the_input():
+    """The one pass: one UDTF over the input rows, sorted in the statement's partition and order,
+    its plan the top's with the layers below it."""
     sql = EXAMPLE_3.replace(" WITHIN INTERVAL '10' MINUTE", "").replace(" WITHIN INTERVAL '12' MINUTE", "")
+    text, done = rewrite_sql(sql, READINGS)  # (this catalog's types of intervals are not Spark's)
+    assert len(set(re.findall(r"sparkcep_mr_[0-9a-f]{16}\(", text))) == 1 and "UNION ALL" not in text
+    assert "FROM readings)) DISTRIBUTE BY `sensor` SORT BY `sensor`, `ts`" in text
+    (_, top), = done
+    hierarchy = top.plan.hierarchy
+    assert [(layer.name, layer.sources, layer.reads_rows) for layer in hierarchy.layers] == [
+        ("SPIKE", (), True), ("EPISODE", (0,), False)]
+    assert (hierarchy.sources, hierarchy.reads_rows) == ((1,), True)
+
+
+def test_each_layer_is_a_clause_over_what_it_reads():
+    """The expansion (a layer with its own PARTITION BY is not evaluated in one pass): the lowest
+    layer reads the numbered rows, the upper ones a UNION ALL of their sources' events (and
+    rows) ordered by (completing row, level, MATCH_NUMBER)."""
+    sql = EXAMPLE_3.replace(" WITHIN INTERVAL '10' MINUTE", "").replace(" WITHIN INTERVAL '12' MINUTE", "") \
+        .replace("LAYER spike AS (", "LAYER spike AS (PARTITION BY kind")
     text, done = rewrite_sql(sql, READINGS)  # (this catalog's types of intervals are not Spark's)
     assert text.count("UNION ALL") == 1 and text.count("ROW_NUMBER() OVER (PARTITION BY `sensor` ORDER BY ts)") == 2
     (_, top), = done

@@ -91,7 +91,7 @@ def _stack(case: Case) -> tuple[LayerStack, list]:
             rows.append(len(items), masks=masks)
 
         layers.append(Layer(engine, frozenset(index_of[s] for s in sources.values()),
-                            any(v not in sources for v in names), load))
+                            any(v not in sources for v in names), load, lambda matches: [()] * len(matches)))
         all_names.append(names)
     return LayerStack(layers), all_names
 

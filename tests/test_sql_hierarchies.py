@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 
 import pytest
 
@@ -164,6 +165,10 @@ def test_interval_rows_under_a_layer(mr_spark):
   PATTERN (P) WITHIN INTERVAL '6' MINUTE
   DEFINE P FROM pair) AS m""").collect()
     assert [(minutes(r.p_start), minutes(r.p_end), r.mn) for r in rows] == [(0, 5, 1), (6, 10, 2)]
+    assert len(udtfs(mr_spark, """SELECT * FROM alarms MATCH_RECOGNIZE (
+  PARTITION BY sensor ORDER BY a_end PERIOD (a_start, a_end)
+  LAYER pair AS (MEASURES COUNT(*) AS n PATTERN (W C) DEFINE W AS sev = 'W', C AS sev = 'C')
+  MEASURES EVENT_START(P) AS p_start PATTERN (P) WITHIN INTERVAL '6' MINUTE DEFINE P FROM pair) AS m""")) == 1
 
 
 def test_a_period_starting_after_its_end_is_an_error_at_the_period(mr_spark):
@@ -207,6 +212,21 @@ def test_the_interval_functions_without_period_or_layers(mr_spark):
     rows = mr_spark.sql(EXAMPLE_2.replace("  PATTERN", "  ALL ROWS PER MATCH PATTERN"))
     assert sorted(rows.columns) == ["a_end", "a_start", "c_start", "match_end", "match_start", "sensor", "sev"]
     assert [(minutes(r.a_end), minutes(r.match_end)) for r in rows.collect()] == [(2, 2), (5, 5), (9, 9), (10, 10)]
+
+
+def udtfs(spark, sql: str) -> set:
+    """The MATCH_RECOGNIZE UDTFs the plan of ``sql`` calls."""
+    return set(re.findall(r"sparkcep_mr_[0-9a-f]{16}", spark.sql(f"EXPLAIN {sql}").collect()[0][0]))
+
+
+def test_layers_sharing_the_partition_run_in_one_pass(mr_spark):
+    """One UDTF (one shuffle, one pass) for a statement whose layers share its partition; the
+    expansion's one per layer for a layer with its own PARTITION BY (example 5)."""
+    _readings(mr_spark, [(0, "temp", 70)])
+    view(mr_spark, "sensor_readings", "zone STRING, ts TIMESTAMP, sensor STRING, temp INT, smoke DOUBLE", [])
+    for sql in (EXAMPLE_1, EXAMPLE_3, EXAMPLE_4):
+        assert len(udtfs(mr_spark, sql)) == 1, sql
+    assert len(udtfs(mr_spark, EXAMPLE_5)) == 2
 
 
 def test_views_over_a_statement_with_layers(mr_spark):
@@ -363,6 +383,8 @@ def _check(spark, seed: int, period: bool = False):
              [(p, minute(t), c, g) for p, t, c, g in case.rows])
     got = sorted((r.part, r.mn, minutes(r.ms), minutes(r.me), r.items) for r in spark.sql(case.sql()).collect())
     assert got == sorted(case.expected()), case.sql()
+    refined = any(layer[-1] for layer in case.layers)
+    assert (len(udtfs(spark, case.sql())) == 1) is not refined, case.sql()  # (the one pass, or the expansion)
 
 
 @pytest.mark.parametrize("seed", range(24))

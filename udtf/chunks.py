@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from .arrow import PartitionRunner, output_batch
 from .errors import LimitExceeded, MatchRecognizeError
+from .hierarchy import HierarchyRunner
 from .match import MatchBlock, expand, shifted
 from .match.base import next_start
 from .match.seams import Chain, Facts, Run, chunk_runs, path, unmatched_rows
@@ -88,7 +89,10 @@ def _head(items: list, count: int) -> list:
 
 def runner(plan: EnginePlan, schema: pa.Schema):
     """What a UDTF running ``plan`` feeds its batches to (``arrow.make_udtf``): the chunk's or the
-    stitch's runner for the chunked plan (``plan.chunk``), else a ``PartitionRunner``."""
+    stitch's runner for the chunked plan (``plan.chunk``), the layer stack's for a statement with
+    LAYERs in one pass (``plan.hierarchy``), else a ``PartitionRunner``."""
+    if plan.hierarchy is not None:
+        return HierarchyRunner(plan, schema)
     if plan.chunk is None:
         return PartitionRunner(plan, schema)
     return (Stitcher if plan.chunk.stitch else ChunkRunner)(plan, schema)

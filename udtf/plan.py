@@ -26,7 +26,7 @@ from .errors import MatchRecognizeError, Pos
 from .program import Program
 from .wire import decode, encode, record
 
-VERSION = 8
+VERSION = 9
 
 
 @record
@@ -165,6 +165,34 @@ class Chunking(NamedTuple):
 
 
 @record
+class LayerPlan(NamedTuple):
+    """A LAYER below the top of a statement evaluated in one pass (``Hierarchy``): ``plan`` runs
+    over the layer's input as the expansion's union (docs/hierarchies.md), every column a value;
+    ``sources``: the indexes of the layers it reads; ``measures``: its events' columns, each an
+    engine row expression over the columns ``outputs`` names, one per ``plan.output`` (an
+    aggregate's value, a navigation's column at the item it lands on)."""
+    name: str
+    plan: object  # EnginePlan
+    sources: tuple
+    reads_rows: bool
+    outputs: tuple  # of str
+    measures: tuple  # of (name, expr)
+
+
+@record
+class Hierarchy(NamedTuple):
+    """The LAYERs of a statement evaluated in one pass per partition (``udtf.hierarchy``): the
+    UDTF reads the input rows (``rows``: the columns the layers read, and the start and end of
+    each row's interval) and builds each layer's input - the expansion's union, ordered by rule 3 -
+    itself; the ``EnginePlan`` holding it is the top's, over its own union."""
+    layers: tuple  # of LayerPlan, lowest first
+    sources: tuple  # the layers the top reads
+    reads_rows: bool  # does the top read rows
+    rows: tuple  # of Value: the input columns shipped
+    helpers: tuple  # the union's generated columns: (row, level, number, source, start, end)
+
+
+@record
 class EnginePlan(NamedTuple):
     program: Program
     semantics: Semantics
@@ -190,6 +218,7 @@ class EnginePlan(NamedTuple):
     starts: str | None = None  # the column marking each partition's first row (None: the keys are compared)
     frame: Frame | None = None  # R020 (rows WINDOW): the window frame that bounds each row's match
     chunk: Chunking | None = None  # the partition in chunks (the chunked plan's UDTFs), None: whole
+    hierarchy: Hierarchy | None = None  # the LAYERs below this plan's pattern, evaluated in the same pass
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "plan": encode(self)}, sort_keys=True)

@@ -20,7 +20,8 @@ the same rewrite with zero layers: its own clause over its input.  With PERIOD t
 filtered by a check raising ``PERIOD start after end`` (at the PERIOD's line:column) on a row
 whose start is after its end.
 
-Each layer is one UDTF over its own union: not yet the one pass of ``udtf/match/layers.py``.
+Each layer is one UDTF over its own union; ``one_pass`` runs the same clauses in one UDTF where
+the layers share the statement's partition.
 """
 from __future__ import annotations
 
@@ -68,6 +69,16 @@ class Source(NamedTuple):
     measures: tuple  # of catalog.Field
 
 
+class Expansion(NamedTuple):
+    """The statement's own pattern as a clause without layers, the Spark SQL of its input, the
+    names of the unions' generated columns, and the input rows with their interval (``start``,
+    ``end`` helpers; checked with PERIOD), which the one pass reads (``one_pass``)."""
+    clause: MatchRecognizeClause
+    input: str
+    helpers: Helpers
+    rows: str
+
+
 def expands(clause: MatchRecognizeClause) -> bool:
     """Is ``clause`` rewritten by ``expand``: has it LAYERs, PERIOD or an interval function?"""
     return bool(clause.layers) or clause.period is not None or clause.find(SpanCall) is not None
@@ -85,12 +96,11 @@ def not_streamed(clause: MatchRecognizeClause) -> Exception:
 
 def expand(clause: MatchRecognizeClause, input_text: str, input_fields: tuple,
            lowered: Callable[[MatchRecognizeClause, str], str],
-           schema: Callable[[str], tuple]) -> tuple[MatchRecognizeClause, str]:
-    """The statement's own pattern as a clause without layers and the Spark SQL of its input;
-    on the way each layer is rewritten by ``lowered(clause, input_text) -> Spark SQL`` and its
-    output typed by ``schema(sql) -> Fields``.  ``clause`` was analysed (``analyze``); with no
-    LAYER it has PERIOD or an interval function, and the result is its own pattern over its input
-    (with PERIOD: checked)."""
+           schema: Callable[[str], tuple]) -> Expansion:
+    """The expansion of ``clause``; on the way each layer is rewritten by ``lowered(clause,
+    input_text) -> Spark SQL`` and its output typed by ``schema(sql) -> Fields``.  ``clause``
+    was analysed (``analyze``); with no LAYER it has PERIOD or an interval function, and the
+    result is its own pattern over its input (with PERIOD: checked)."""
     if not clause.order:
         raise error("a statement with LAYERs needs ORDER BY: events are ordered by the rows that complete "
                     "them", clause.layers[0])
@@ -100,18 +110,19 @@ def expand(clause: MatchRecognizeClause, input_text: str, input_fields: tuple,
     names = [f.name for f in input_fields]
     prefix = column_prefix([*names, *(m.name for layer in clause.layers for m in layer.measures)])
     helpers = Helpers(*(f"{prefix}_{n}" for n in ("row", "level", "number", "source", "start", "end")))
+    spans = f"{to_spark_sql(own.start)} AS {helpers.start}, {to_spark_sql(own.end)} AS {helpers.end}"
     if not clause.layers:
-        return _clause(clause, clause, analyze_body(clause), {}, helpers, own), input_text
+        return Expansion(_clause(clause, clause, analyze_body(clause), {}, helpers, own), input_text, helpers,
+                         f"(SELECT *, {spans} FROM {input_text})")
     keys = [quote(c.name) for c in clause.partition_by]
     over = (f"PARTITION BY {', '.join(keys)} " if keys else "") + \
         f"ORDER BY {', '.join(to_spark_sql(o) for o in clause.order)}"
-    rows = (f"(SELECT *, ROW_NUMBER() OVER ({over}) AS {helpers.row}, {to_spark_sql(own.start)} AS {helpers.start}, "
-            f"{to_spark_sql(own.end)} AS {helpers.end} FROM {input_text})")
+    rows = f"(SELECT *, ROW_NUMBER() OVER ({over}) AS {helpers.row}, {spans} FROM {input_text})"
     sources: dict = {}
     for level, layer in enumerate(clause.layers, start=1):
         body = analyze_body(layer)
         for column in layer.partition_by:  # (rule 8: every item it reads carries its keys)
-            for source in (sources[name] for name in _reads(body)[1]):
+            for source in (sources[name] for name in reads(body)[1]):
                 if column.name.lower() not in {f.name.lower() for f in source.keys}:
                     raise error(f"LAYER {variable_name(layer.this)} PARTITION BY {column.name}: the events of LAYER "
                                 f"{source.name} do not carry {column.name} (a layer partitioned by it does)", column)
@@ -124,8 +135,9 @@ def expand(clause: MatchRecognizeClause, input_text: str, input_fields: tuple,
         sources[name] = Source(name, level, text, tuple(f for f in input_fields if f.name.lower() in refined),
                                tuple(f for f in fields if f.name.lower() in measures))
     body = analyze_body(clause)
-    return _clause(clause, clause, body, sources, helpers, own), \
-        _union(clause, body, sources, rows, input_fields, helpers) or ""
+    return Expansion(_clause(clause, clause, body, sources, helpers, own),
+                     _union(clause, body, sources, rows, input_fields, helpers) or "", helpers,
+                     f"(SELECT *, {spans} FROM {input_text})")
 
 
 def _row_interval(clause: MatchRecognizeClause) -> Interval:
@@ -158,7 +170,7 @@ def _checked_period(clause: MatchRecognizeClause, input_text: str, schema) -> st
     return f"(SELECT * FROM {input_text} WHERE {to_spark_sql(check)})"
 
 
-def _reads(body: Body) -> tuple[bool, list]:
+def reads(body: Body) -> tuple[bool, list]:
     """(does ``body`` read rows, the names of the layers it reads)."""
     read = {v: variable_name(d.source) for v, d in body.definitions.items() if d.source is not None}
     return any(v not in read for v in body.var_names), sorted(set(read.values()))
@@ -166,7 +178,7 @@ def _reads(body: Body) -> tuple[bool, list]:
 
 def _union(clause, body: Body, sources: dict, rows: str, input_fields: tuple, helpers: Helpers) -> str | None:
     """The Spark SQL of what ``body`` reads in rule 3's order's columns (None: rows only)."""
-    reads_rows, read = _reads(body)
+    reads_rows, read = reads(body)
     if not read:
         return None
     keys = {c.name.lower() for c in clause.partition_by}
@@ -209,7 +221,7 @@ def _clause(clause: MatchRecognizeClause, body, analysed: Body, sources: dict,
             helpers: Helpers, own: Interval) -> MatchRecognizeClause:
     """``body`` (a ``Layer`` or the statement's clause) as a clause without layers over its union,
     or over the (numbered) rows, whose interval is ``own``, when it reads no layer."""
-    reads_rows, read = _reads(analysed)
+    reads_rows, read = reads(analysed)
     column = lambda name, table=None: exp.column(name, table=table, quoted=False)
     if read:
         order = [exp.Ordered(this=column(h)) for h in (helpers.row, helpers.level, helpers.number)]

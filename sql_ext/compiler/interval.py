@@ -95,6 +95,20 @@ def _span(text: str, first: str, last: str, node) -> int:
     return -total if match.group(1) == "-" else total
 
 
+def day_time(node) -> tuple[int, str] | None:
+    """(microseconds, Spark type) of ``INTERVAL 'n' DAY|HOUR|MINUTE|SECOND`` (also plural, ``n``
+    an integer, for SECOND with up to 6 decimals); None for any other node (Spark types it)."""
+    if not isinstance(node, exp.Interval) or not isinstance(node.this, exp.Literal) or \
+            not isinstance(node.args.get("unit"), exp.Var):
+        return None
+    name = node.args["unit"].name.upper()
+    name = name[:-1] if name.endswith("S") else name
+    digits = r"\s*[+-]?\d{1,9}(\.\d{1,6})?\s*" if name == "SECOND" else r"\s*[+-]?\d{1,9}\s*"
+    if name not in ("DAY", "HOUR", "MINUTE", "SECOND") or not re.fullmatch(digits, node.this.name):
+        return None
+    return _amount(node.this.name, name, node), f"interval {name.lower()}"
+
+
 def year_month(node) -> tuple[int, str] | None:
     """(months, Spark type) of ``INTERVAL 'n' YEAR|MONTH`` (also ``YEARS``/``MONTHS``, unquoted
     ``n``) or ``INTERVAL 'y-m' YEAR TO MONTH``; None for any other node, or a value Spark would

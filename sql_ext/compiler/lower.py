@@ -29,7 +29,7 @@ from sqlglot import exp
 from udtf.arrow import arrow_groups
 from udtf.compile import compile_pattern
 from udtf.expr import Agg, Classifier, MatchNumber, Nav, type_of
-from udtf.plan import Atom, Condition, DerivedMask, EnginePlan, Limits, Output, OutputKind, RowsMode, Value
+from udtf.plan import Atom, Condition, DerivedMask, EnginePlan, Hierarchy, Limits, Output, OutputKind, RowsMode, Value
 from udtf.program import Program
 from udtf.sparksql.types import SqlType
 
@@ -63,6 +63,17 @@ class Lowered(NamedTuple):
     prefix: str = "__mr"  # of the columns the rewrite adds (``Plan.prefix``)
     computes: tuple = ()  # the user's expressions Spark computes (its run-time errors are placed at them)
     also: tuple = ()  # (name, plan, output) of the other UDTFs ``text`` calls (the chunked plan's stitch)
+
+
+class Stack(NamedTuple):
+    """A statement with LAYERs evaluated in one pass (``one_pass``): the UDTF reads ``query``
+    (the input rows with their interval), its ``shipped`` columns sorted
+    by the input's ``order`` (Spark SQL keys) in the statement's partition, and runs
+    ``hierarchy``'s layers below the top."""
+    hierarchy: Hierarchy
+    query: str
+    shipped: tuple
+    order: tuple
 
 
 def quote(name: str) -> str:
@@ -131,11 +142,13 @@ class Settings(NamedTuple):
 
 
 def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, alias: str,
-          settings: Settings, demand: frozenset | None = None) -> Lowered:
+          settings: Settings, demand: frozenset | None = None, stack: Stack | None = None) -> Lowered:
     """``alias``: the clause's own alias text; ``demand``: the lower-cased names of the output
     columns the statement reads (``demand.demanded``), None for all: the others are neither computed nor
     carried (one is kept when none is read).  A streaming plan (``plan.streaming``) reads the
-    view ``stream_view(name)`` in place of the UDTF call, and ships the ORDER BY columns too."""
+    view ``stream_view(name)`` in place of the UDTF call, and ships the ORDER BY columns too.
+    ``stack``: the clause is the top of a statement with LAYERs in one pass (its plan an
+    ``engine`` plan over its union; the UDTF reads ``stack.query``)."""
     clause = analysis.clause
     input_fields, computed, (ansi, limits, zone, _) = typed.input, typed.query, settings
     partition = [analysis_column(analysis, c) for c in clause.partition_by]
@@ -145,7 +158,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
     aggregates = {f.name: f for f in typed.aggregates}
     define = tuple(_condition(c, types, ansi, zone, analysis, "DEFINE") for c in plan.define)
     until = tuple(_condition(c, types, ansi, zone, analysis, "UNTIL") for c in plan.until)
-    atoms = tuple(Atom(_engine_expr(a.atom.expr, types, ansi, zone), a.atom.final) for a in plan.atoms)
+    atoms = tuple(Atom(engine_expr(a.atom.expr, types, ansi, zone), a.atom.final) for a in plan.atoms)
     defaults = frozenset(plan.atom_name(k) for k, a in enumerate(atoms) if _default_string(a.expr))
     columns = _columns(analysis, plan, partition, input_fields, defaults)
     names = clause.args["alias"].columns if clause.args.get("alias") is not None else []
@@ -206,7 +219,10 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
         atoms=tuple(atoms[k] for k in kept), output=tuple(outputs), limits=limits, ansi=ansi,
         timeouts=analysis.timeout is not None, zone=zone, distinct=analysis.distinct,
         at=position(clause) or (None, None), starts=starts, frame=analysis.frame)
-    chunk = chunked.chunking(analysis, engine_plan, settings.chunk_rows, plan.prefix, plan.streaming)
+    if stack is not None:
+        engine_plan = held(engine_plan, types)._replace(hierarchy=stack.hierarchy)
+    chunk = None if stack is not None else \
+        chunked.chunking(analysis, engine_plan, settings.chunk_rows, plan.prefix, plan.streaming)
     if chunk is not None:  # each output row names its match by a MATCH_NUMBER (one is added if none is read)
         if not any(o.kind is OutputKind.VALUE and isinstance(engine_plan.atoms[o.atom].expr, MatchNumber)
                    for o in engine_plan.output):
@@ -218,7 +234,8 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
     output = tuple(output)
     order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
     late = [f.name for f in input_fields] if analysis.late is not None else []
-    shipped = _shipped(engine_plan, fields, clause, order + late, plan.origins)
+    shipped = list(stack.shipped) if stack is not None else \
+        _shipped(engine_plan, fields, clause, order + late, plan.origins)
     digest = hashlib.sha1((engine_plan.to_json() + json.dumps(output) + (json.dumps(shipped) if plan.streaming else "")).encode()).hexdigest()
     name = f"sparkcep_mr_{digest[:16]}"
     also = ()
@@ -227,10 +244,12 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
     elif chunk is not None:
         stitch = f"{name}_stitch"
         also = ((stitch, engine_plan._replace(chunk=chunk._replace(stitch=True)), chunked.stitch_fields(plan.prefix)),)
-        source = chunked.relation(name, stitch, engine_plan, output, shipped, _order(clause, analysis), computed, quote)
+        source = chunked.relation(name, stitch, engine_plan, output, shipped, order_keys(clause, analysis), computed, quote)
         output += chunked.extra_fields(plan.prefix)
+    elif stack is not None:
+        source = _call(plan, name, partition, list(stack.order), stack.query, shipped, starts)
     else:
-        source = _call(plan, name, partition, clause, analysis, computed, shipped, starts)
+        source = _call(plan, name, partition, order_keys(clause, analysis), computed, shipped, starts)
     text = f"(SELECT {', '.join(c.sql for c in columns)} FROM {source}){alias}"
     return Lowered(name, engine_plan, output, text, source, tuple(shipped), plan.prefix, also=also)
 
@@ -273,7 +292,7 @@ def stream_view(name: str) -> str:
     return f"{name}_stream"
 
 
-def _engine_expr(expr, types: dict, ansi: bool, zone: str):
+def engine_expr(expr, types: dict, ansi: bool, zone: str):
     """A match-state expression typed, checked against the session zone and optimized."""
     return optimize(zone_checked(typed(expr, types, ansi), ansi, zone), ansi, zone)
 
@@ -283,7 +302,7 @@ def _condition(condition: Condition, types: dict, ansi: bool, zone: str, analysi
     if condition.expr is None:
         return condition
     name = analysis.var_names[condition.var]
-    expr = _engine_expr(condition.expr, types, ansi, zone)
+    expr = engine_expr(condition.expr, types, ansi, zone)
     definition = analysis.definitions[name]
     node = definition.condition if clause == "DEFINE" else definition.until
     return condition._replace(expr=boolean(expr, f"{clause} {name}", position(node) or (None, None)))
@@ -334,13 +353,21 @@ def _starts(analysis: Analysis, plan: Plan, partition: list, types: dict) -> str
     return f"{plan.prefix}_start"
 
 
-def _call(plan: Plan, name: str, partition: list, clause, analysis: Analysis, computed: str, shipped: list,
+def held(plan: EnginePlan, types: dict) -> EnginePlan:
+    """``plan`` (of a layer in one pass) with every column it reads as a value: the output's
+    carried and taken columns and the WITHIN key too (the UDTF builds its rows from values)."""
+    names = [v.name for v in plan.values]
+    more = [o.column for o in plan.output if o.column is not None] + ([plan.order_key] if plan.order_key else [])
+    extra = tuple(Value(name, types[name]) for name in dict.fromkeys(more) if name not in names)
+    return plan._replace(values=plan.values + extra)
+
+
+def _call(plan: Plan, name: str, partition: list, order: list, computed: str, shipped: list,
           starts: str | None) -> str:
     """``udtf(TABLE(SELECT <shipped> FROM (<computed>) DISTRIBUTE BY <keys> SORT BY <keys>, <order>))``,
     or with ``starts``: ``udtf(TABLE(SELECT <shipped>, row_number() OVER (PARTITION BY <keys> ORDER BY
     <order>) = 1 AS <starts> FROM (<computed>)))``."""
     keys = [quote(c) for c in partition]
-    order = _order(clause, analysis)
     columns = ", ".join(map(quote, shipped)) or "1 AS " + quote(plan.prefix + "_none")
     if starts is not None:
         window = f"PARTITION BY {', '.join(keys)} ORDER BY {', '.join(order or keys)}"
@@ -351,7 +378,7 @@ def _call(plan: Plan, name: str, partition: list, clause, analysis: Analysis, co
     return f"{name}(TABLE({argument}))"
 
 
-def _order(clause, analysis: Analysis) -> list:
+def order_keys(clause, analysis: Analysis) -> list:
     """The ORDER BY keys as Spark SQL over the input's columns."""
     order = []
     for ordered in clause.order:

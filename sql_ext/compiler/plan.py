@@ -30,7 +30,7 @@ from udtf.sparksql.coercion import literal
 
 from . import calls, rules
 from .analyze import Analysis, analysis_column, error, variable_name
-from .interval import year_month
+from .interval import day_time, year_month
 from .parse import (ClassifierCall, Final, First, Last, MatchNumberCall, Navigation, Next, Prev, Running, position,
                     to_spark_sql, unparen, unwrap)
 
@@ -67,6 +67,9 @@ class Plan:
     lookahead: int = 0
     prefix: str = "__mr"  # of the columns the rewrite adds: no input column starts with it
     streaming: bool = False  # no window functions on a stream: the engine evaluates PREV / NEXT
+    # the input is built in the UDTF (a LAYER's union in one pass, ``one_pass``): every
+    # expression over columns is the engine's, each column a value (nothing is ``computed``)
+    engine: bool = False
     bounded: bool = False  # a window's frame (R020) bounds PREV / NEXT: the engine evaluates them
 
     def atom_name(self, k: int) -> str:
@@ -104,11 +107,15 @@ class Plan:
         return name
 
 
-def plan(analysis: Analysis, column_types: dict | None = None, streaming: bool = False) -> Plan:
+def plan(analysis: Analysis, column_types: dict | None = None, streaming: bool = False,
+         engine: bool = False) -> Plan:
     """``column_types``: Spark type (simpleString) of each input column, when known;
-    ``streaming``: for a streaming input (every precomputed column reads only its own row)."""
+    ``streaming``: for a streaming input (every precomputed column reads only its own row);
+    ``engine``: the engine evaluates every expression over columns (``Plan.engine``; what it
+    cannot still becomes a ``computed`` column)."""
     clause = analysis.clause
-    result = Plan(analysis, column_types or {}, prefix=column_prefix(analysis.input_columns), streaming=streaming)
+    result = Plan(analysis, column_types or {}, prefix=column_prefix(analysis.input_columns), streaming=streaming,
+                  engine=engine)
     result.bounded = _bounded(result)
     for definition in clause.definitions:
         rules.check(definition.condition, analysis, define=True)
@@ -174,6 +181,8 @@ class _Planner:
         """Spark expression for ``node`` if it depends on the current row only, else None."""
         if isinstance(node, (exp.Subquery, exp.Select)):
             return node.copy()  # uncorrelated: Spark evaluates it ("rules" refused a nested MATCH_RECOGNIZE)
+        if self.plan.engine and not isinstance(node, exp.Column) and node.find(exp.Column) is not None:
+            return None
         if isinstance(node, (ClassifierCall, MatchNumberCall, Running, Final, First, Last)) or \
                 rules.aggregate_call(node) is not None:
             return None
@@ -262,7 +271,7 @@ class _Planner:
         """(mask column | None, state expression | None) for a DEFINE / UNTIL condition."""
         row_parts, state_parts = [], []
         for conjunct in _conjuncts(node):
-            spark = self.row_level(conjunct)
+            spark = None if self.plan.engine else self.row_level(conjunct)
             if spark is not None:
                 row_parts.append((spark, conjunct))
             else:
@@ -306,7 +315,13 @@ class _Planner:
         lit = _literal(spark)
         if lit is not None:
             return lit
-        return None if _constant(spark) else ir.Col(self.plan.value_column(spark, node), None)
+        span = day_time(unparen(spark)) if self.plan.engine else None
+        if span is not None:
+            return ir.Lit(*span)
+        if _constant(spark) or self.plan.engine and not isinstance(spark, exp.Column) and \
+                spark.find(exp.Column) is not None:
+            return None
+        return ir.Col(self.plan.value_column(spark, node), None)
 
     def state(self, node):
         """Engine expression (untyped) for a DEFINE sub-expression that reads the match state."""
@@ -488,6 +503,23 @@ class _Planner:
                 return exp.column(self.plan.atom_name(k), quoted=True)
         self.plan.atoms.append(atom)
         return exp.column(self.plan.atom_name(len(self.plan.atoms) - 1), quoted=True)
+
+
+def engine_row(plan_: Plan, node: exp.Expression):
+    """``node``, a Spark expression over plain columns (a measure over its atom columns), as an
+    engine row expression (untyped); the planner's error where the engine lacks a function."""
+    planner = _Planner(plan_, defining=None)
+
+    def convert(n):
+        lit = _literal(n)
+        if lit is not None:
+            return lit
+        if isinstance(n, exp.Paren):
+            return convert(n.this)
+        if isinstance(n, exp.Column) and not n.table and not isinstance(n.this, exp.Star):
+            return ir.Col(n.name, None)
+        return planner.operator(n, convert)
+    return convert(node)
 
 
 def _bounded(plan_: Plan) -> bool:

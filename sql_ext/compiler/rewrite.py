@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from sqlglot import exp
 
-from . import hierarchy, lower, syntax
+from . import hierarchy, lower, one_pass, syntax
 
 from .analyze import analyze, error, with_late_rows
 from .catalog import Catalog
@@ -103,15 +103,23 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     streaming = getattr(catalog, "streaming", False)
     demand = windowed.demand if windowed is not None else None if streaming else demanded(clause)
     below: list = []  # the LAYERs' rewrites (their expressions Spark computes are the statement's)
+    settings = lower.Settings(catalog.ansi(), catalog.limits(), catalog.time_zone(), catalog.chunk_rows())
+    layers, stack = None, None  # the one pass (``one_pass``), when it covers the statement
     if hierarchy.expands(clause):
         if streaming:
             raise hierarchy.not_streamed(clause)
+        expanded: list = []  # (clause, union) of each layer
+
         def layer(layer_clause, text):
             below.append(rewrite(layer_clause, catalog, text, "", ctes=ctes))
+            expanded.append((layer_clause, text))
             return below[-1].text
-        clause, input_text = hierarchy.expand(clause, input_text, input_fields, layer, schema)
+        statement, rows_fields = analysis, input_fields
+        expansion = hierarchy.expand(clause, input_text, input_fields, layer, schema)
+        clause, input_text = expansion.clause, expansion.input
         input_fields = checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
         analysis = analyze(clause, [f.name for f in input_fields])
+        layers = one_pass.layers(statement.clause, expanded, below, expansion, schema, settings)
     if not streaming and catalog.is_streaming(ctes + f"SELECT * FROM {input_text}"):
         if windowed is not None:
             raise error("the input of a window with pattern recognition is a streaming relation: such a window "
@@ -122,7 +130,9 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
                     "writeStream (docs/streaming.md)", clause.input)
     if streaming and catalog.late_rows is not None:
         analysis = with_late_rows(analysis, catalog.late_rows)
-    planned = plan(analysis, {f.name: f.type for f in input_fields}, streaming=streaming)
+    planned = plan(analysis, {f.name: f.type for f in input_fields}, streaming=streaming, engine=layers is not None)
+    if layers is not None:
+        stack = one_pass.stack(statement, expansion, layers, planned, rows_fields, schema)
     window = lower.within(analysis, input_fields)
     computed = lower.computed_query(planned, input_text)
     # (with nothing computed, ``computed`` is the input's query)
@@ -134,8 +144,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         schema, ((f"SELECT {to_spark_sql(a.sql)} FROM ({computed})", a.sql) for a in planned.atoms if a.sql is not None),
         clause))
     typed = lower.Typed(input_fields, computed_fields, aggregate_fields, computed)
-    settings = lower.Settings(catalog.ansi(), catalog.limits(), catalog.time_zone(), catalog.chunk_rows())
-    lowered = lower.lower(analysis, planned, window, typed, alias, settings)
+    lowered = lower.lower(analysis, planned, window, typed, alias, settings, stack=stack)
     if streaming:
         catalog.register_stream(lowered, analysis, ctes + computed, computed_fields, input_fields)
     else:
@@ -148,7 +157,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     if demand is None:
         return lowered._replace(computes=computes)
     # checked whole (as Spark analyses every column of a subquery), run with what is read
-    pruned = lower.lower(analysis, planned, window, typed, alias, settings, demand=demand)
+    pruned = lower.lower(analysis, planned, window, typed, alias, settings, demand=demand, stack=stack)
     _register(catalog, pruned)
     return pruned._replace(computes=computes)
 

@@ -19,11 +19,13 @@ Invariants:
 * A layer's match numbers are its matcher's MATCH_NUMBERs; an empty match is no event.
 
 What a raw row or an event contributes to a layer's rows (masks, values) is the caller's
-``Layer.load``; the stack only decides which items enter which layer, and when.  After each
+``Layer.load``, and what a match is worth (an event's columns; the top's output) its
+``Layer.measures``, called with every match the layer's matcher reports, empty ones included,
+while its rows are still held; the stack only decides which items enter which layer, and when.  After each
 feed a layer forgets the items before its matcher's low water but ``lookback`` (as the UDTF
-forgets rows), and a layer's released events once every reader took them.  The matchers run
-without WITHIN: a layer's window over member intervals needs the run's earliest member
-start, which the VM does not track yet (docs/hierarchies.md, "Evaluation").
+forgets rows), and a layer's released events once every reader took them.  A layer's window
+over member intervals is its plan's business (``udtf.hierarchy``: the expansion's conjunct
+over the items' start and end columns; docs/hierarchies.md, "Evaluation").
 """
 from __future__ import annotations
 
@@ -37,11 +39,13 @@ INF = float("inf")
 
 class Event(NamedTuple):
     """A layer's completed match: ``members`` are ``(item, variable index)`` in the layer's
-    input order, an item being a row number of the partition or a lower ``Event``."""
+    input order, an item being a row number of the partition or a lower ``Event``; ``values``:
+    what its layer's ``measures`` made of it."""
     layer: int
     number: int
     completing: int
     members: tuple
+    values: tuple = ()
 
 
 Item = Union[int, Event]
@@ -67,6 +71,7 @@ class Layer(NamedTuple):
     sources: frozenset
     reads_rows: bool
     load: Callable[[list], None]  # append the items' columns to ``matcher.rows``
+    measures: Callable[[list], list]  # one tuple of values per match the matcher reported
     lookback: int = 0
 
 
@@ -117,8 +122,8 @@ class LayerStack:
             new = self._arrivals(i, bound)
             self.items[i] += new
             layer.load(new)
-            found = layer.matcher.finish() if final else layer.matcher.feed(len(new))
-            events = self._events(i, expand(found))
+            found = expand(layer.matcher.finish() if final else layer.matcher.feed(len(new)))
+            events = self._events(i, found, layer.measures(found))
             if i == top:
                 out += events
                 continue
@@ -160,11 +165,11 @@ class LayerStack:
             self.taken[i][s] = stop
         return sorted(new, key=key)
 
-    def _events(self, i: int, matches: list) -> list[Event]:
+    def _events(self, i: int, matches: list, values: list) -> list[Event]:
         items, events = self.items[i], []
-        for m in matches:
+        for m, row in zip(matches, values):
             if not m.rows:
                 continue  # an empty match has no interval: no event
             members = tuple((items[r], var) for r, var, _ in m.rows)
-            events.append(Event(i, m.number, max(completing(x) for x, _ in members), members))
+            events.append(Event(i, m.number, max(completing(x) for x, _ in members), members, row))
         return events

@@ -1,0 +1,160 @@
+"""A statement with LAYERs in one pass per partition (docs/hierarchies.md, "Evaluation in one
+pass"): the UDTF reads the partition's input rows once, and ``match.layers.LayerStack`` feeds
+them and the lower layers' events to one matcher per layer, the top's last.
+
+Each layer runs its ordinary ``EnginePlan`` (``plan.LayerPlan``) over a ``Rows`` that is the
+expansion's union for that layer, built here instead of in SQL: a row item has the input
+row's columns and the helpers of a row (its number in the partition from 1, level 0, number 0,
+no source; its interval start and end come with the input); an event of layer s has s's measures (the
+helpers among them), level s + 1, source s's name and the partition's keys; every other column
+is NULL.  Every column is a value (the plan evaluates its conditions in the engine), so the
+conditions, navigation, aggregates and emitter run unchanged.  An event's columns are its
+layer's measures, evaluated from the emitter's atoms when the layer reports the match; the
+top's matches become output batches then, while the rows they read are held.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from .arrow import PartitionRunner, atom_column, output_batch
+from .expr import FactTable, compile_row
+from .match.layers import Event, Layer, LayerStack
+from .plan import EnginePlan, OutputKind
+from .sparksql.types import SqlType, from_arrow, to_arrow
+
+
+class HierarchyRunner(PartitionRunner):
+    """The top's ``PartitionRunner`` whose rows come from the layer stack (``plan.hierarchy``)."""
+
+    def __init__(self, plan: EnginePlan, output_schema: pa.Schema):
+        super().__init__(plan._replace(hierarchy=None), output_schema)
+        hierarchy = plan.hierarchy
+        self.hierarchy = hierarchy
+        self.helpers = dict(zip(("row", "level", "number", "source", "start", "end"), hierarchy.helpers))
+        self.below = [PartitionRunner(layer.plan, pa.schema([])) for layer in hierarchy.layers]
+        self.raw_types = [(v.name, SqlType.parse(v.type)) for v in hierarchy.rows]
+        self.raw: dict = {name: [] for name, _ in self.raw_types}  # the partition's rows from ``raw_first``
+        self.raw_first = 0
+        # per layer below: the index of each of its measures among its events' values
+        self.measure_index = [{name: k for k, (name, _) in enumerate(layer.measures)} for layer in hierarchy.layers]
+        runners = [*self.below, self]
+        layers = [Layer(runner.matcher, frozenset(sources), reads_rows, self._loader(runner), measures, runner.lookback)
+                  for runner, sources, reads_rows, measures in zip(
+                      runners, [*(layer.sources for layer in hierarchy.layers), hierarchy.sources],
+                      [*(layer.reads_rows for layer in hierarchy.layers), hierarchy.reads_rows],
+                      [*(self._measurer(k) for k in range(len(self.below))), self._output])]
+        self.stack = LayerStack(layers)
+        self.done: list = []  # output batches not yet yielded
+
+    # ---- rows in ----------------------------------------------------------------------
+    def _append(self, part: pa.RecordBatch):
+        for name, kind in self.raw_types:
+            self.raw[name] += from_arrow(kind, part.column(name))
+        self._located(self.stack.feed, part.num_rows)
+        # rows every layer reading rows has taken are not needed any more
+        fed = min((n for n, layer in zip(self.stack.rows_fed, self.stack.layers) if layer.reads_rows),
+                  default=self.stack.size)
+        if fed > self.raw_first:
+            for column in self.raw.values():
+                del column[:fed - self.raw_first]
+            self.raw_first = fed
+
+    def _open(self) -> bool:
+        return self.stack.size > 0
+
+    def _close_partition(self):
+        self._located(self.stack.finish)
+        out = self._flush()
+        self.reset()
+        if out is not None:
+            yield out
+
+    def _forget(self):
+        """(The stack forgets what its layers no longer need after each feed.)"""
+
+    def reset(self):
+        super().reset()
+        for runner in self.below:
+            runner.reset()
+        for column in self.raw.values():
+            column.clear()
+        self.raw_first = 0
+        self.done = []
+        self.stack.reset()
+
+    def _loader(self, runner: PartitionRunner):
+        """``Layer.load`` of the layer ``runner`` runs: append items' columns to its rows."""
+        names = list(runner.rows.values)
+        order = runner.plan.order_key
+
+        def load(items: list):
+            values = {name: [self._value(item, name) for item in items] for name in names}
+            runner.rows.append(len(items), values=values,
+                               order=values[order] if order is not None else None)
+        return load
+
+    def _value(self, item, name: str):
+        """Column ``name`` of an item in the union (NULL where the item has no such column)."""
+        helpers = self.helpers
+        if isinstance(item, Event):
+            layer = self.hierarchy.layers[item.layer]
+            k = self.measure_index[item.layer].get(name)
+            if k is not None:
+                return item.values[k]
+            if name == helpers["level"]:
+                return item.layer + 1
+            if name == helpers["source"]:
+                return layer.name
+            if name in self.keys:
+                return self.key[self.keys.index(name)]
+            return None
+        if name in self.raw:
+            return self.raw[name][item - self.raw_first]
+        if name == helpers["row"]:
+            return item + 1
+        if name in (helpers["level"], helpers["number"]):
+            return 0
+        return None
+
+    # ---- matches out ------------------------------------------------------------------
+    def _measurer(self, k: int):
+        """``Layer.measures`` of layer ``k`` below the top: its events' values."""
+        runner, layer = self.below[k], self.hierarchy.layers[k]
+        plan = runner.plan
+
+        def measures(matches: list) -> list:
+            if not matches:
+                return []
+            emitted = runner.emitter.emit(matches)
+            columns = {}
+            for name, output in zip(layer.outputs, plan.output):
+                if output.kind is OutputKind.TAKE:
+                    index = pa.concat_arrays([c if isinstance(c, pa.Array) else pa.array(c, type=pa.int64())
+                                              for c in emitted.columns[output.atom]]).to_pylist()
+                    column = runner.rows.values[output.column]
+                    columns[name] = [None if i is None else column[i] for i in index]
+                elif output.kind is OutputKind.VALUE:
+                    kind = runner.atom_types[output.atom]
+                    columns[name] = from_arrow(kind, atom_column(kind, emitted.columns[output.atom], 0))
+            table = FactTable([], columns, (), plan.ansi, plan.zone)
+            evaluate = [compile_row(expr, table) for _, expr in layer.measures]
+            return [tuple(f((i, None, None)) for f in evaluate) for i in range(len(matches))]
+        return measures
+
+    def _output(self, matches: list) -> list:
+        """``Layer.measures`` of the top: its output rows (kept for ``_flush``)."""
+        if matches:
+            plan = self.plan
+            columns = {o.column for o in plan.output if o.column is not None}
+            table = pa.table({v.name: to_arrow(SqlType.parse(v.type), self.rows.values[v.name])
+                              for v in plan.values if v.name in columns})
+            batch = output_batch(self.schema, plan, self.atom_types, self.emitter.emit(matches), table)
+            if batch is not None:
+                self.done.append(batch)
+        return [()] * len(matches)
+
+    def _flush(self):
+        if not self.done:
+            return None
+        batches, self.done = self.done, []
+        return pa.Table.from_batches(batches, schema=self.schema).combine_chunks().to_batches()[0]
