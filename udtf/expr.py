@@ -272,6 +272,8 @@ class FactTable:
                     raise located(e, agg.at) from None
 
             return update_column, fold.initial
+        if keep is None and not args:  # COUNT(*), COUNT(v.*): nothing to read, no error to locate
+            return (lambda old, row, var: step(old) if member(var) else old), fold.initial
 
         def update(old, row, var):
             if not member(var):
