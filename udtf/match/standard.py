@@ -19,7 +19,7 @@ from ..plan import LIMIT_CONFS
 from ..rows import Match, unmatched
 from ..program import ACCEPT
 from .base import Matcher, Options, next_start
-from .vm import KEEP, Machine, shifted
+from .vm import DEAD, KEEP, Machine, shifted
 
 
 class Verdict(Enum):
@@ -169,7 +169,7 @@ class StandardMatcher(Matcher):
                 nxt, seen, cls = [], set(), classes[row]
                 plans = machine.plans.get(cls) or machine.plans_for(cls)
                 for thread in self.threads:
-                    if self._step(thread, row, plans, nxt, seen):
+                    if plans[thread[0]] is not DEAD and self._step(thread, row, plans, nxt, seen):
                         break
                 if len(nxt) > live_runs:
                     self._check_threads(nxt, row)

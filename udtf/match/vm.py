@@ -16,6 +16,7 @@ from .conditions import Conditions
 
 CLASS_MASKS = 12  # masks that make up a row's class (further masks are read per run)
 KEEP = "keep"  # the plan of a state whose runs ignore the row and stay as they are
+DEAD = (False, ())  # the plan of a state that waits for no row and has no move over the row
 
 
 class Machine:
@@ -111,11 +112,12 @@ class Machine:
     def plan(self, state: int, cls: int):
         """The moves of a run in ``state`` over a row of class ``cls``, in priority order:
         KEEP (the one move ignores the row and stays in ``state``: the run is unchanged),
-        or ``(tested, moves)``: each move ``(test, var, excluded, target, closure, fold)``
-        fires when ``test`` (None, or ``fn(row, facts, memo)``: the rest of its guard and
-        stop, see ``Conditions.residual``) holds; ``closure`` = the epsilon closure of
-        ``target``; ``fold(facts, row)`` folds a stored row (None: no facts); ``tested``:
-        some move has a test (a fresh memo is needed)."""
+        DEAD (no move, and the state waits for no row: its runs end here; ``StandardMatcher``
+        drops them without a step), or ``(tested, moves)``: each move ``(test, var, excluded,
+        target, closure, fold)`` fires when ``test`` (None, or ``fn(row, facts, memo)``: the
+        rest of its guard and stop, see ``Conditions.residual``) holds; ``closure`` = the
+        epsilon closure of ``target``; ``fold(facts, row)`` folds a stored row (None: no
+        facts); ``tested``: some move has a test (a fresh memo is needed)."""
         known = {name: bool(cls >> bit & 1) for bit, name in enumerate(self.class_masks)}
         conditions, moves = self.conditions, []
         for t in self.program.states[state].transitions:
@@ -127,6 +129,8 @@ class Machine:
                           self.closure[False][t.target], fold))
         if len(moves) == 1 and moves[0][0] is None and moves[0][1] < 0 and self.closure[False][moves[0][3]] == (state,):
             return KEEP
+        if not moves and self.holds[state] is None:
+            return DEAD
         return any(m[0] is not None for m in moves), tuple(moves)
 
     def deadlines(self) -> list:
