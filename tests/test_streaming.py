@@ -168,11 +168,18 @@ sql_ext.stream(spark, {sql!r}).writeStream.format("parquet").option("checkpointL
 """
 
 
-def test_sigkill_mid_micro_batch_restarts_exactly_once(ss, workdir):
+# the settings docs/streaming.md recommends ('Settings'), on local[2]
+RECOMMENDED = {"spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+               "spark.sql.shuffle.partitions": "2"}
+
+
+@pytest.mark.parametrize("settings", [{}, RECOMMENDED], ids=["defaults", "recommended"])
+def test_sigkill_mid_micro_batch_restarts_exactly_once(ss, workdir, confs, settings):
     """A query whose driver (Python and JVM) is killed with SIGKILL while a micro-batch past
     the first is in flight - its offsets logged, its commit not - and restarted on the
     checkpoint into the same file sink writes exactly the batch query's rows: none lost, none
-    twice."""
+    twice; with Spark's default state store settings and with the recommended ones (RocksDB
+    changelog checkpointing: the state restored from a snapshot and the changelogs after it)."""
     import os
     import signal
     import subprocess
@@ -184,8 +191,11 @@ def test_sigkill_mid_micro_batch_restarts_exactly_once(ss, workdir):
     script = write_script(f"{workdir}/script.json", SCHEMA, chunked(rows, seed=4, batches=6, jitter=4))
     checkpoint, out = f"{workdir}/cp", f"{workdir}/out"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    confs = {key: ss.conf.get(key) for key in ("spark.sql.ansi.enabled", "spark.sql.session.timeZone")}
-    code = KILLED_RUN.format(paths=[root, os.path.join(root, "tests")], script=script, keep=KEEP, confs=confs,
+    confs(ss, settings)
+    session = {key: ss.conf.get(key) for key in ("spark.sql.ansi.enabled", "spark.sql.session.timeZone",
+                                                 "spark.sql.shuffle.partitions")}
+    code = KILLED_RUN.format(paths=[root, os.path.join(root, "tests")], script=script, keep=KEEP,
+                             confs={**session, **settings},
                              sql=sql.format(src="events_live"), checkpoint=checkpoint, out=out)
     killed = subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -310,6 +320,55 @@ def test_a_version_2_checkpoint_is_refused(ss, workdir, confs):
     assert "transformWithStateInPySparkExec" in str(info.value)
 
 
+def _version_3_processor():
+    """A processor writing state as sparkcep's version 3 did: one ValueState ``match_recognize``
+    per shard of a ``transformWithState`` operator keyed by the INT shard number.  Made here:
+    pickled by value."""
+    from pyspark.sql.streaming import StatefulProcessor
+    from pyspark.sql.types import StructType
+
+    from udtf.transport import STATE_FIELDS
+
+    schema = StructType.fromJson({"type": "struct", "fields": [
+        {"name": name, "type": kind, "nullable": True, "metadata": {}} for name, kind in STATE_FIELDS]})
+
+    class Version3(StatefulProcessor):
+        def init(self, handle):
+            self.state = handle.getValueState("match_recognize", schema)
+
+        def handleInputRows(self, key, rows, timerValues):
+            for _ in rows:
+                pass
+            self.state.update((3, "[]", 0, b"", -1))
+            return iter([])
+
+        def close(self):
+            pass
+
+    return Version3()
+
+
+def test_a_version_3_checkpoint_is_refused(ss, workdir, confs):
+    """A checkpoint written by sparkcep's version 3 (INT shard numbers 0..n-1, another shard per
+    key) is refused when the query restarts on it - by Spark, before any row is read: the
+    operator's key is a BIGINT now (docs/streaming.md, 'Restart and exactly once')."""
+    from sql_ext.spark.streaming import ROCKSDB
+
+    confs(ss, {"spark.sql.streaming.stateStore.providerClass": ROCKSDB})
+    sql = QUERIES["standard_prev"]
+    batches = chunked(events(3), seed=1, batches=3, jitter=2)
+    script = write_script(f"{workdir}/script.json", SCHEMA, batches[:2])
+    live = scripted(ss, script, "ts", "5 seconds").where(KEEP)
+    shards = int(ss.conf.get("spark.sql.shuffle.partitions"))
+    old = live.selectExpr(f"CAST(pmod(hash(k), {shards}) AS INT) AS shard", "ts") \
+        .groupBy("shard").transformWithState(_version_3_processor(), "rows BINARY", "Append", "EventTime")
+    run_to_end(old, f"{workdir}/cp")
+    write_script(script, SCHEMA, batches)
+    live.createOrReplaceTempView("events_live")
+    with pytest.raises(Exception, match="STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"):
+        run_to_end(sql_ext.stream(ss, sql.format(src="events_live")), f"{workdir}/cp")
+
+
 def test_idle_key_window_closed_by_timer(ss, workdir):
     """``A -> ~B WITHIN 5 s`` of key z is confirmed when the watermark passes its window, in a
     micro-batch where z receives no row (key y only moves the watermark)."""
@@ -376,7 +435,8 @@ def test_state_of_short_lived_keys_is_bounded(ss, workdir):
     """60 keys living 2 s each (a new one every second): after each micro-batch the state holds
     only keys whose WITHIN window (3 s from their first row) the batch's watermark has not
     passed - never all the keys seen - and after the end-of-stream watermark nothing (0 state
-    rows); the rows are the batch query's."""
+    rows); the rows are the batch query's.  Each shard's state is in a state partition of its own,
+    so each task of the operator steps one shard."""
     import pyarrow.compute as pc
 
     from udtf.stream import POS
@@ -391,10 +451,12 @@ def test_state_of_short_lived_keys_is_bounded(ss, workdir):
     got, progress = stream_rows(ss, SHORT_LIVED, script, checkpoint, delay="1 second")
     assert got == batch_rows(ss, SHORT_LIVED, rows) and len(got) == 60
     first = {f"o{i:02d}": T0 + i * SECOND for i in range(60)}
-    held_counts = []
+    held_counts, partitions = [], set()
     for p in progress:
         state = ss.read.format("statestore").option("stateVarName", "match_recognize") \
             .option("batchId", p["batchId"]).load(checkpoint).collect()
+        assert len({r.partition_id for r in state}) == len(state)
+        partitions |= {r.partition_id for r in state}
         held = [k for r in state for k, pos in zip(*(from_ipc(r.value.held).column(c).to_pylist() for c in ("k", POS)))
                 if pos == 0]
         watermark = micros(dt.datetime.fromisoformat(p["eventTime"]["watermark"].replace("Z", "+00:00")))
@@ -402,6 +464,7 @@ def test_state_of_short_lived_keys_is_bounded(ss, workdir):
         assert p["stateOperators"][0]["numRowsTotal"] == len(state)
         held_counts.append(len(held))
     assert 0 < max(held_counts) <= 60 // 4, held_counts
+    assert partitions == set(range(int(ss.conf.get("spark.sql.shuffle.partitions"))))
     assert held_counts[-1] == 0 and progress[-1]["stateOperators"][0]["numRowsTotal"] == 0
 
 

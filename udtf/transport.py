@@ -23,9 +23,9 @@ import pyarrow.compute as pc
 
 from .errors import MatchRecognizeError
 
-STATE_VERSION = 3  # 3: one state per shard; 1 and 2 (one per key, pandas operator) are refused
-PACKET = pa.schema([("shard", pa.int32()), ("rows", pa.binary())])
-PACKET_DDL = "shard INT, rows BINARY"
+STATE_VERSION = 4  # 4: BIGINT shard keys, one per state partition; 3: INT shard keys; 1 and 2: one per key
+PACKET = pa.schema([("shard", pa.int64()), ("rows", pa.binary())])
+PACKET_DDL = "shard BIGINT, rows BINARY"
 # the state store row of a shard (names of Spark's JSON types)
 STATE_FIELDS = (("version", "integer"), ("fingerprint", "string"), ("horizon", "long"), ("held", "binary"),
                 ("timer", "long"))
@@ -65,7 +65,7 @@ def pack(batches, shard_column: str):
             parts = [(found[0].as_py(), rows)]
         else:
             parts = [(shard, rows.filter(pc.equal(shards, shard))) for shard in found.to_pylist()]
-        yield pa.RecordBatch.from_arrays([pa.array([s for s, _ in parts], pa.int32()),
+        yield pa.RecordBatch.from_arrays([pa.array([s for s, _ in parts], pa.int64()),
                                           pa.array([to_ipc(part) for _, part in parts], pa.binary())],
                                          schema=PACKET)
 
@@ -101,7 +101,8 @@ def load_state(row) -> StoredState | None:
         raise MatchRecognizeError(
             f"this checkpoint holds MATCH_RECOGNIZE streaming state of version {version}, written by "
             f"{'a newer' if version > STATE_VERSION else 'an older'} sparkcep; this one reads version "
-            f"{STATE_VERSION}" + (" (one state per shard of keys; versions 1 and 2 held one per key)"
+            f"{STATE_VERSION}" + (" (one state per shard of keys, one shard per state partition; versions 1 and 2 "
+                                  "held one per key)"
                                   if version < STATE_VERSION else "") +
             ": finish the query with the sparkcep that wrote it, or start it with a new checkpoint location")
     _, fingerprint, horizon, held, timer = row

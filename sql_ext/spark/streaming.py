@@ -5,7 +5,7 @@ The rewrite runs as for a batch query, with two differences (``StreamCatalog``):
 keeps PREV / NEXT in the engine (a stream has no window functions), and in place of the UDTF
 call the clause reads a temporary view::
 
-    SELECT pmod(hash(<PARTITION BY>), <shards>) AS shard, <shipped columns>
+    SELECT <the shard of pmod(hash(<PARTITION BY>), <shards>)> AS shard, <shipped columns>
     FROM (SELECT *, <row-level precomputed columns> FROM <input>)
     -> mapInArrow(pack)                  one Arrow IPC packet per shard and input batch
     -> groupBy(shard).transformWithState(<processor>, Append, EventTime | ProcessingTime)
@@ -132,8 +132,8 @@ class StreamCatalog(SparkCatalog):
         spec = StreamSpec(plan.to_json(), inputs, outputs, order, context,
                           Fingerprint(parts, context, reads_across_gaps(plan, context)))
         keys = [_hashable(quote(k), types[k].type) for k in plan.partition]
-        shard = f"pmod(hash({', '.join(keys)}), {shards})" if keys else "0"
-        packets = source.selectExpr(f"CAST({shard} AS INT) AS {quote(SHARD)}", *map(quote, lowered.shipped)) \
+        packets = source.selectExpr(f"{shard_expression(self.spark, keys, shards)} AS {quote(SHARD)}",
+                                    *map(quote, lowered.shipped)) \
             .mapInArrow(_packer(SHARD), PACKET_DDL)
         from pyspark.sql.types import StructType
 
@@ -143,6 +143,20 @@ class StreamCatalog(SparkCatalog):
             _processor(spec.to_json(), self.processing_time), "rows BINARY", "Append",
             "ProcessingTime" if self.processing_time else "EventTime")
         matched.mapInArrow(_unpacker(output.json()), output).createOrReplaceTempView(stream_view(lowered.name))
+
+
+def shard_expression(spark, keys: list, shards: int) -> str:
+    """The BIGINT shard of a row whose PARTITION BY columns are ``keys`` (SQL; none: one shard):
+    the keys' hash picks one of ``shards`` values, each the first BIGINT that Spark's exchange
+    before the stateful operator (hash partitioning into ``shards`` partitions, as the session's
+    ``spark.sql.shuffle.partitions`` at the query's start) sends to a partition of its own, so
+    each of its tasks steps one shard."""
+    if not keys:
+        return "CAST(0 AS BIGINT)"
+    pinned = dict(spark.sql(f"SELECT pmod(hash(id), {shards}) AS p, min(id) AS v FROM range({shards * 1024}) "
+                            "GROUP BY 1").collect())
+    values = ", ".join(f"CAST({pinned[p]} AS BIGINT)" for p in range(shards))
+    return f"element_at(array({values}), pmod(hash({', '.join(keys)}), {shards}) + 1)"
 
 
 def _hashable(column: str, spark_type: str) -> str:
