@@ -19,7 +19,15 @@ Parts, all in one SparkSession (local[2]), each variant timed to its end:
   micro-batch incremental design (``foreachBatch`` running the batch query over the
   micro-batch's rows alone - no carried state, so no held rows replayed nor stored - and
   appending its output to a Delta table written idempotently, ``txnAppId`` / ``txnVersion`` =
-  the batch id): any such design does at least this work per micro-batch.
+  the batch id): any such design does at least this work per micro-batch.  Each stateful
+  variant also reports its ``breakdown`` (``breakdown()``): per micro-batch, the query's phases
+  (``durationMs``) and, summed over the operator's tasks, its state store's work
+  (``stateOperators``: the processor's time, the commit, of which the snapshot upload or the
+  changelog write).
+* ``settings``: ``packet_floor`` and ``stream`` with Spark's defaults and with the settings
+  docs/streaming.md recommends (``SETTINGS``: RocksDB changelog checkpointing, one shard per
+  core), side by side, and the batch query; the task CPU seconds of each (``cpu_s``: the JVM's
+  and the Python workers', which the machine's load distorts less than the wall clock).
 * ``overhead``: the same with 100 rows per micro-batch: the median micro-batch of ``stream``
   less that of ``floor``.
 * ``state``: ``--short-keys`` short-lived keys (5 events a second apart each, 20 new keys a
@@ -127,6 +135,16 @@ def read_stream(spark, path: str, schema: str, delay: str):
             .withWatermark("ts", delay).where(KEEP))
 
 
+# the settings docs/streaming.md recommends for a stream on a machine of CORES cores (``settings``)
+CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+CORES = 2
+
+
+def settings_of(cores: int) -> dict:
+    return {CHANGELOG: "true", SHUFFLE_PARTITIONS: str(cores)}
+
+
 def run_stream(df, checkpoint: str, sink=None):
     """Run ``df`` with an available-now trigger: (seconds, the query's progress reports)."""
     shutil.rmtree(checkpoint, ignore_errors=True)
@@ -163,14 +181,14 @@ def floor_query(spark, path: str):
 
 
 def packet_floor_query(spark, path: str):
-    from sql_ext.spark.streaming import SHARD, _packer
+    from sql_ext.spark.streaming import SHARD, _packer, shard_expression
     from udtf.transport import PACKET_DDL
 
-    shards = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    shard = shard_expression(spark, ["k"], int(spark.conf.get("spark.sql.shuffle.partitions")))
     return read_stream(spark, path, SCHEMA, "10 seconds") \
-        .selectExpr(f"CAST(pmod(hash(k), {shards}) AS INT) AS `{SHARD}`", "k", "ts", "x") \
+        .selectExpr(f"{shard} AS `{SHARD}`", "k", "ts", "x") \
         .mapInArrow(_packer(SHARD), PACKET_DDL) \
-        .groupBy("shard").transformWithState(no_op(), "shard int", "Append", "EventTime")
+        .groupBy("shard").transformWithState(no_op(), "shard bigint", "Append", "EventTime")
 
 
 def incremental_bound(spark, path: str, work: str) -> tuple:
@@ -213,11 +231,104 @@ def floors(spark, data: str, work: str) -> dict:
     seconds["batch"] = time.perf_counter() - started
     return {"seconds": {k: round(v, 2) for k, v in seconds.items()},
             "over_batch": {k: round(seconds["batch"] / v, 3) for k, v in seconds.items() if k != "batch"},
-            "median_batch_ms": {k: median_batch_ms(p) for k, p in progress.items()}}
+            "median_batch_ms": {k: median_batch_ms(p) for k, p in progress.items()},
+            "breakdown": {k: breakdown(p) for k, p in progress.items() if k in ("packet_floor", "stream")}}
 
 
 def median_batch_ms(progress) -> float:
     return statistics.median(p["durationMs"]["triggerExecution"] for p in progress)
+
+
+# the state store's metrics of a breakdown: (name, the operator's metric, or its custom metric)
+STORE_METRICS = (("processor", "allUpdatesTimeMs"), ("commit", "commitTimeMs"),
+                 ("commit_snapshot_upload", "rocksdbCommitFileSyncLatencyMs"),
+                 ("commit_snapshot_zip", "rocksdbSaveZipFilesLatencyMs"),
+                 ("commit_changelog", "rocksdbChangeLogWriterCommitLatencyMs"),
+                 ("commit_rocksdb_checkpoint", "rocksdbCommitCheckpointLatency"),
+                 ("load", "rocksdbLoadLatencyMs"))
+
+
+def breakdown(progress) -> dict:
+    """Where a micro-batch's time goes, in ms per micro-batch (the mean over ``progress``):
+    ``phases`` are the query's (``durationMs``: planning, running the micro-batch's job, the
+    offset and commit logs), ``task_ms`` the stateful operator's summed over its tasks (they run
+    ``local[2]``'s two at a time): the processor's time (its Python runner included), the state
+    store's commit and, within it, the RocksDB snapshot's upload (zip and copy) or the changelog
+    file's write, and the store's load."""
+    n = len(progress)
+    phases = {}
+    for p in progress:
+        for name, ms in p["durationMs"].items():
+            phases[name] = phases.get(name, 0) + ms / n
+    task_ms = {}
+    for p in progress:
+        for operator in p["stateOperators"]:
+            metrics = {**operator["customMetrics"], **operator}
+            for name, metric in STORE_METRICS:
+                task_ms[name] = task_ms.get(name, 0) + metrics.get(metric, 0) / n
+    return {"micro_batches": n, "phases": {k: round(v) for k, v in sorted(phases.items())},
+            "task_ms": {k: round(v) for k, v in task_ms.items()}}
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its descendants so far (the JVM, the Python workers;
+    the reaped ones too, through their parents' counts)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, used = {}, {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(pid)], used[int(pid)] = int(fields[1]), sum(map(int, fields[11:15]))
+
+    def mine(pid):
+        while pid > 1:
+            if pid == os.getpid():
+                return True
+            pid = parent.get(pid, 0)
+        return False
+
+    return sum(t for pid, t in used.items() if mine(pid)) / tick
+
+
+def settings(spark, data: str, work: str, cores: int) -> dict:
+    """``packet_floor`` and ``stream``, with the session's settings and with ``settings_of(cores)``,
+    then the batch query: seconds, task CPU seconds, the breakdown of each."""
+    import sql_ext
+
+    result = {}
+
+    def timed(name, run):
+        cpu = cpu_seconds()
+        seconds, progress = run()
+        result[name] = {"seconds": round(seconds, 2), "cpu_s": round(cpu_seconds() - cpu, 1),
+                        **({"breakdown": breakdown(progress)} if progress else {})}
+
+    for label, confs in (("", {}), ("_recommended", settings_of(cores))):
+        saved = {key: spark.conf.get(key, None) for key in confs}
+        for key, value in confs.items():
+            spark.conf.set(key, value)
+        try:
+            timed(f"packet_floor{label}", lambda: run_stream(packet_floor_query(spark, data), f"{work}/p{label}"))
+            read_stream(spark, data, SCHEMA, "10 seconds").createOrReplaceTempView("events")
+            timed(f"stream{label}", lambda: run_stream(sql_ext.stream(spark, QUERY), f"{work}/s{label}"))
+        finally:
+            for key, value in saved.items():
+                spark.conf.unset(key) if value is None else spark.conf.set(key, value)
+    spark.read.schema(SCHEMA).parquet(data).where(KEEP).createOrReplaceTempView("events")
+
+    def batch():
+        started = time.perf_counter()
+        spark.sql(QUERY).write.format("noop").mode("overwrite").save()
+        return time.perf_counter() - started, None
+
+    timed("batch", batch)
+    seconds = {name: r["seconds"] for name, r in result.items()}
+    result["over_batch"] = {k: round(seconds["batch"] / v, 3) for k, v in seconds.items() if k != "batch"}
+    result["stream_over_floor"] = {label or "default": round(seconds[f"packet_floor{label}"] / seconds[f"stream{label}"], 3)
+                                   for label in ("", "_recommended")}
+    return result
 
 
 def throughput(spark, data: str, work: str, runs: int) -> dict:
@@ -324,6 +435,10 @@ def main(argv=None) -> int:
             data = one_a_second(spark, f"{args.data_dir}/a-{args.rows}-{args.keys}-{args.batches}",
                                 args.rows, args.keys, args.batches)
             report["floors"] = floors(spark, data, work)
+        if "settings" in parts:
+            data = one_a_second(spark, f"{args.data_dir}/a-{args.rows}-{args.keys}-{args.batches}",
+                                args.rows, args.keys, args.batches)
+            report["settings"] = settings(spark, data, work, CORES)
         if "overhead" in parts:
             data = one_a_second(spark, f"{args.data_dir}/a-2000-10-20", 2000, 10, 20)
             result = throughput(spark, data, work, 1)["median_batch_ms"]
