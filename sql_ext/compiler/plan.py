@@ -181,7 +181,7 @@ class _Planner:
         """Spark expression for ``node`` if it depends on the current row only, else None."""
         if isinstance(node, (exp.Subquery, exp.Select)):
             return node.copy()  # uncorrelated: Spark evaluates it ("rules" refused a nested MATCH_RECOGNIZE)
-        if self.plan.engine and not isinstance(node, exp.Column) and node.find(exp.Column) is not None:
+        if self._engine_owned(node):
             return None
         if isinstance(node, (ClassifierCall, MatchNumberCall, Running, Final, First, Last)) or \
                 rules.aggregate_call(node) is not None:
@@ -318,10 +318,14 @@ class _Planner:
         span = day_time(unparen(spark)) if self.plan.engine else None
         if span is not None:
             return ir.Lit(*span)
-        if _constant(spark) or self.plan.engine and not isinstance(spark, exp.Column) and \
-                spark.find(exp.Column) is not None:
+        if _constant(spark) or self._engine_owned(spark):
             return None
         return ir.Col(self.plan.value_column(spark, node), None)
+
+    def _engine_owned(self, node) -> bool:
+        """In an ``engine`` plan, is ``node`` an expression over columns (the engine's, not a
+        column Spark computes)?"""
+        return self.plan.engine and not isinstance(node, exp.Column) and node.find(exp.Column) is not None
 
     def state(self, node):
         """Engine expression (untyped) for a DEFINE sub-expression that reads the match state."""
