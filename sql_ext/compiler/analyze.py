@@ -59,7 +59,7 @@ def analyze(clause: MatchRecognizeClause, input_columns: list, frame: Frame | No
     body = analyze_body(clause)
     pattern, var_names, definitions, subsets, semantics, skip = body
     _check_hierarchy(clause, body, [analyze_body(layer) for layer in clause.layers])
-    call = next((c for node in _expressions(clause) for c in node.find_all(SpanCall)), None)
+    call = _span_call(clause)
     if frame is not None and call is not None:
         raise error(f"{call.args['kind']}: the interval functions are not evaluated in a window's pattern "
                     "recognition (docs/hierarchies.md)", call)
@@ -278,12 +278,17 @@ def _expressions(body) -> list:
             *(e for d in body.definitions for e in (d.condition, d.until) if e is not None)]
 
 
+def _span_call(body) -> SpanCall | None:
+    """The first interval function in ``body``'s own MEASURES, DEFINE and UNTIL (not its layers')."""
+    return next((c for node in _expressions(body) for c in node.find_all(SpanCall)), None)
+
+
 def _check_period(clause: MatchRecognizeClause) -> None:
     """PERIOD's rules that need no types: ORDER BY its end first, ascending; start and end
     expressions of the row; the interval functions need ORDER BY (a row's interval)."""
     period = clause.period
     if period is None:
-        call = next((c for node in _expressions(clause) for c in node.find_all(SpanCall)), None)
+        call = _span_call(clause)
         if call is not None and not clause.order and not clause.layers:
             raise error(f"{call.args['kind']}: a row's interval is its first ORDER BY key (or its PERIOD): the "
                         "clause needs ORDER BY", call)
