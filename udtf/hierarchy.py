@@ -88,33 +88,40 @@ class HierarchyRunner(PartitionRunner):
         order = runner.plan.order_key
 
         def load(items: list):
-            values = {name: [self._value(item, name) for item in items] for name in names}
+            values = {name: self._column(name, items) for name in names}
             runner.rows.append(len(items), values=values,
                                order=values[order] if order is not None else None)
         return load
 
-    def _value(self, item, name: str):
-        """Column ``name`` of an item in the union (NULL where the item has no such column)."""
+    def _column(self, name: str, items: list) -> list:
+        """Column ``name`` of ``items`` in the union (NULL where an item has no such column):
+        what each kind of item gives is decided once per column, not per item."""
         helpers = self.helpers
-        if isinstance(item, Event):
-            layer = self.hierarchy.layers[item.layer]
-            k = self.measure_index[item.layer].get(name)
-            if k is not None:
-                return item.values[k]
-            if name == helpers["level"]:
-                return item.layer + 1
-            if name == helpers["source"]:
-                return layer.name
-            if name in self.keys:
-                return self.key[self.keys.index(name)]
-            return None
-        if name in self.raw:
-            return self.raw[name][item - self.raw_first]
-        if name == helpers["row"]:
-            return item + 1
-        if name in (helpers["level"], helpers["number"]):
-            return 0
-        return None
+        raw, first = self.raw.get(name), self.raw_first
+        if raw is not None:
+            row = lambda r: raw[r - first]
+        elif name == helpers["row"]:
+            row = lambda r: r + 1
+        else:
+            constant = 0 if name in (helpers["level"], helpers["number"]) else None
+            row = lambda r: constant
+        events = [self._event_value(k, name) for k in range(len(self.hierarchy.layers))]
+        return [events[item.layer](item) if type(item) is Event else row(item) for item in items]
+
+    def _event_value(self, k: int, name: str):
+        """Column ``name`` of an event of layer ``k``, as a function of the event."""
+        index = self.measure_index[k].get(name)
+        if index is not None:
+            return lambda event: event.values[index]
+        if name == self.helpers["level"]:
+            constant = k + 1
+        elif name == self.helpers["source"]:
+            constant = self.hierarchy.layers[k].name
+        elif name in self.keys:
+            constant = self.key[self.keys.index(name)]
+        else:
+            constant = None
+        return lambda event: constant
 
     # ---- matches out ------------------------------------------------------------------
     def _measurer(self, k: int):
