@@ -51,10 +51,16 @@ def _micros(node) -> int:
     return _amount(text, _unit(unit, node), node)
 
 
-def _unit(var, node) -> str:
+def _unit_name(var) -> str | None:
+    """The singular unit of ``var`` (``SECONDS`` -> ``SECOND``), None if not a day-time unit."""
     name = var.name.upper()
     name = name[:-1] if name.endswith("S") and name[:-1] in _MICROS else name
-    if name not in _MICROS:
+    return name if name in _MICROS else None
+
+
+def _unit(var, node) -> str:
+    name = _unit_name(var)
+    if name is None:
         raise error(f"WITHIN must be a day-time interval; {var.name} is not a day-time unit "
                     "(WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND)", node)
     return name
@@ -101,8 +107,7 @@ def day_time(node) -> tuple[int, str] | None:
     if not isinstance(node, exp.Interval) or not isinstance(node.this, exp.Literal) or \
             not isinstance(node.args.get("unit"), exp.Var):
         return None
-    name = node.args["unit"].name.upper()
-    name = name[:-1] if name.endswith("S") else name
+    name = _unit_name(node.args["unit"])
     digits = r"\s*[+-]?\d{1,9}(\.\d{1,6})?\s*" if name == "SECOND" else r"\s*[+-]?\d{1,9}\s*"
     if name not in ("DAY", "HOUR", "MINUTE", "SECOND") or not re.fullmatch(digits, node.this.name):
         return None
