@@ -28,8 +28,11 @@ Parts, all in one SparkSession (local[2]), each variant timed to its end:
   docs/streaming.md recommends (``SETTINGS``: RocksDB changelog checkpointing, one shard per
   core), side by side, and the batch query; the task CPU seconds of each (``cpu_s``: the JVM's
   and the Python workers', which the machine's load distorts less than the wall clock).
-* ``overhead``: the same with 100 rows per micro-batch: the median micro-batch of ``stream``
-  less that of ``floor``.
+* ``overhead``: a micro-batch's phases, with the settings docs/streaming.md recommends, for
+  ``stateless``, ``floor`` and ``stream`` side by side, at 100 rows per micro-batch (2,000 rows,
+  10 keys) and at ``--rows`` / ``--batches``: per phase (``durationMs``) the first micro-batch
+  (it plans the stateful operator's state schema: ``first``) and the median of the others
+  (``median``), ``overhead_ms`` the median micro-batch of ``stream`` less that of ``floor``.
 * ``state``: ``--short-keys`` short-lived keys (5 events a second apart each, 20 new keys a
   second) through ``SHORT_QUERY`` (``A -> ~B WITHIN 15 s``); after each micro-batch, the keys
   the state holds (read back with Spark's state data source) and the state store's rows.
@@ -43,6 +46,7 @@ Parts, all in one SparkSession (local[2]), each variant timed to its end:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -145,6 +149,19 @@ def settings_of(cores: int) -> dict:
     return {CHANGELOG: "true", SHUFFLE_PARTITIONS: str(cores)}
 
 
+@contextlib.contextmanager
+def session_settings(spark, confs: dict):
+    """The session with ``confs`` set, as it was after."""
+    saved = {key: spark.conf.get(key, None) for key in confs}
+    for key, value in confs.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            spark.conf.unset(key) if value is None else spark.conf.set(key, value)
+
+
 def run_stream(df, checkpoint: str, sink=None):
     """Run ``df`` with an available-now trigger: (seconds, the query's progress reports)."""
     shutil.rmtree(checkpoint, ignore_errors=True)
@@ -235,6 +252,31 @@ def floors(spark, data: str, work: str) -> dict:
             "breakdown": {k: breakdown(p) for k, p in progress.items() if k in ("packet_floor", "stream")}}
 
 
+def phase_medians(progress) -> dict:
+    """Per phase (``durationMs``, ms): the first micro-batch's and the median of the later ones
+    (a query's first micro-batch also validates and writes the state schema)."""
+    first, later = progress[0]["durationMs"], [p["durationMs"] for p in progress[1:]]
+    return {"first": dict(sorted(first.items())),
+            "median": {name: statistics.median(d.get(name, 0) for d in later) for name in sorted(first)}}
+
+
+def overhead(spark, data: str, work: str, cores: int) -> dict:
+    """``stateless``, ``floor`` and ``stream`` over ``data`` with ``settings_of(cores)``: the
+    phases of each (``phase_medians``) and ``overhead_ms``, the median micro-batch of ``stream``
+    less that of ``floor`` (issue 27: at most 1 s at 100 rows)."""
+    import sql_ext
+
+    with session_settings(spark, settings_of(cores)):
+        progress = {"stateless": run_stream(read_stream(spark, data, SCHEMA, "10 seconds"), f"{work}/o-stateless")[1],
+                    "floor": run_stream(floor_query(spark, data), f"{work}/o-floor")[1]}
+        read_stream(spark, data, SCHEMA, "10 seconds").createOrReplaceTempView("events")
+        progress["stream"] = run_stream(sql_ext.stream(spark, QUERY), f"{work}/o-stream")[1]
+    phases = {name: phase_medians(p) for name, p in progress.items()}
+    trigger = {name: ph["median"]["triggerExecution"] for name, ph in phases.items()}
+    return {"phases": phases, "overhead_ms": trigger["stream"] - trigger["floor"],
+            "over_stateless_ms": trigger["stream"] - trigger["stateless"]}
+
+
 def median_batch_ms(progress) -> float:
     return statistics.median(p["durationMs"]["triggerExecution"] for p in progress)
 
@@ -306,16 +348,10 @@ def settings(spark, data: str, work: str, cores: int) -> dict:
                         **({"breakdown": breakdown(progress)} if progress else {})}
 
     for label, confs in (("", {}), ("_recommended", settings_of(cores))):
-        saved = {key: spark.conf.get(key, None) for key in confs}
-        for key, value in confs.items():
-            spark.conf.set(key, value)
-        try:
+        with session_settings(spark, confs):
             timed(f"packet_floor{label}", lambda: run_stream(packet_floor_query(spark, data), f"{work}/p{label}"))
             read_stream(spark, data, SCHEMA, "10 seconds").createOrReplaceTempView("events")
             timed(f"stream{label}", lambda: run_stream(sql_ext.stream(spark, QUERY), f"{work}/s{label}"))
-        finally:
-            for key, value in saved.items():
-                spark.conf.unset(key) if value is None else spark.conf.set(key, value)
     spark.read.schema(SCHEMA).parquet(data).where(KEEP).createOrReplaceTempView("events")
 
     def batch():
@@ -440,10 +476,11 @@ def main(argv=None) -> int:
                                 args.rows, args.keys, args.batches)
             report["settings"] = settings(spark, data, work, CORES)
         if "overhead" in parts:
-            data = one_a_second(spark, f"{args.data_dir}/a-2000-10-20", 2000, 10, 20)
-            result = throughput(spark, data, work, 1)["median_batch_ms"]
-            report["overhead"] = {"floor_ms": result["floor"], "stream_ms": result["stream"],
-                                  "overhead_ms": result["stream"] - result["floor"]}
+            small = one_a_second(spark, f"{args.data_dir}/a-2000-10-20", 2000, 10, 20)
+            data = one_a_second(spark, f"{args.data_dir}/a-{args.rows}-{args.keys}-{args.batches}",
+                                args.rows, args.keys, args.batches)
+            report["overhead"] = {"100": overhead(spark, small, work, CORES),
+                                  str(args.rows // args.batches): overhead(spark, data, work, CORES)}
         if "state" in parts:
             data = short_lived(spark, f"{args.data_dir}/short-{args.short_keys}", args.short_keys, 10)
             report["state"] = state_series(spark, data, work)
