@@ -506,8 +506,9 @@ class EngineAlone:
         self.spark = Spark(args.cores)
         self.spark.load(TABLE, args.rows, args.symbols)
 
-    def prepare(self, shape: Shape):
-        """A function running the engine over the shape's input once, returning its row count."""
+    def prepare(self, shape: Shape, stages: dict | None = None):
+        """A function running the engine over the shape's input once, returning its row count
+        (``stages``: see ``engine_run``)."""
         import re
 
         import udtf.arrow
@@ -540,26 +541,40 @@ class EngineAlone:
             (self.dump / f"{shape.index}.json").write_text(json.dumps(
                 {"plan": captured["plan"].to_json(), "schema": schema.serialize().to_pybytes().hex(),
                  "describe": shape.describe()}))
-        return engine_run(captured["plan"], schema, batches)
+        return engine_run(captured["plan"], schema, batches, stages)
 
 
-def engine_run(plan, schema, batches):
+def engine_run(plan, schema, batches, stages: dict | None = None, sink: list | None = None):
     """A function running ``udtf.arrow.PartitionRunner`` over ``batches`` once, returning the
-    number of rows out."""
+    number of rows out; with ``stages``, its stages' seconds added there (``sql_vshape.instrument``);
+    with ``sink``, its output batches appended there."""
+    import itertools
+
     import udtf.arrow
 
     def run() -> int:
         runner = udtf.arrow.PartitionRunner(plan, schema)
-        out = sum(b.num_rows for batch in batches for b in runner.feed(batch))
-        return out + sum(b.num_rows for b in runner.finish())
+        if stages is not None:
+            from sql_vshape import instrument
+            instrument(runner, stages)
+        out = itertools.chain((b for batch in batches for b in runner.feed(batch)), runner.finish())
+        return sum(b.num_rows for b in (out if sink is None else map(lambda b: sink.append(b) or b, out)))
 
     return run
+
+
+def digest(schema: pa.Schema, batches: list) -> str:
+    """A hash of the values of ``batches`` (rows in order), whatever their chunking."""
+    import hashlib
+
+    table = pa.Table.from_batches(batches, schema)
+    return hashlib.sha1(repr([column.to_pylist() for column in table.columns]).encode()).hexdigest()[:12]
 
 
 def replay(args) -> None:
     """Time (CPU seconds) the engine of this checkout and of ``--against`` (another checkout, in a child
     process) on the inputs ``--dump`` wrote, shape by shape, runs interleaved, best of
-    ``--runs``; print both per shape and their distributions."""
+    ``--runs``; print both per shape (and whether their answers differ) and their distributions."""
     import subprocess
 
     folder = Path(args.replay)
@@ -577,14 +592,14 @@ def replay(args) -> None:
             for name, child in children.items():
                 child.stdin.write(f"{index}\n")
                 child.stdin.flush()
-                seconds, out = child.stdout.readline().split()
+                seconds, out, values = child.stdout.readline().split()
                 best[name] = min(best.get(name, math.inf), float(seconds))
-                outs[name] = int(out)
+                outs[name] = (int(out), values)
         for name in children:
             times[name].append((best[name], index))
-        same = "" if outs["before"] == outs["after"] else f"  ROWS DIFFER {outs['before']} != {outs['after']}"
+        same = "" if outs["before"] == outs["after"] else f"  ANSWERS DIFFER {outs['before']} != {outs['after']}"
         print(f"shape {index:4d} before {best['before']:6.3f} s after {best['after']:6.3f} s "
-              f"x{best['after'] / max(best['before'], 1e-9):5.2f}  {outs['after']:,} rows{same} | "
+              f"x{best['after'] / max(best['before'], 1e-9):5.2f}  {outs['after'][0]:,} rows{same} | "
               f"{json.loads((folder / f'{index}.json').read_text())['describe']}", flush=True)
     for child in children.values():
         child.stdin.close()
@@ -597,9 +612,11 @@ def replay(args) -> None:
 
 
 def replay_child(folder: Path) -> None:
-    """--replay's child: for each shape index read from stdin, '<seconds> <rows out>'."""
+    """--replay's child: for each shape index read from stdin, '<seconds> <rows out> <digest of
+    the rows out>' (the digest from one more run, untimed, the first time)."""
     from udtf.plan import EnginePlan
 
+    digests = {}
     for line in sys.stdin:
         index = int(line)
         meta = json.loads((folder / f"{index}.json").read_text())
@@ -609,19 +626,32 @@ def replay_child(folder: Path) -> None:
         run = engine_run(EnginePlan.from_json(meta["plan"]), schema, batches)
         start = time.process_time()  # CPU seconds: the load of other processes distorts them little
         out = run()
-        print(f"{time.process_time() - start:.6f} {out}", flush=True)
+        seconds = time.process_time() - start
+        if index not in digests:
+            sink = []
+            engine_run(EnginePlan.from_json(meta["plan"]), schema, batches, sink=sink)()
+            digests[index] = digest(schema, sink)
+        print(f"{seconds:.6f} {out} {digests[index]}", flush=True)
 
 
 def engine_times(args, shapes: list[Shape]) -> None:
     """Seconds of the engine alone per shape, slowest first."""
+    from collections import defaultdict
+
+    from sql_vshape import STAGES
+
     engine = EngineAlone(args)
     times = []
     for shape in shapes:
-        run = engine.prepare(shape)
+        stages = defaultdict(float) if args.stages else None
+        run = engine.prepare(shape, stages)
         start = time.perf_counter()
         out = run()
         times.append((time.perf_counter() - start, out, shape))
-        print(f"shape {shape.index:4d} engine {times[-1][0]:6.2f} s, {out:,} rows | {shape.describe()}", flush=True)
+        split = "" if stages is None else " (" + ", ".join(f"{s} {stages[s]:.2f}" for s in STAGES) + \
+            f", rest {times[-1][0] - sum(stages.values()):.2f})"
+        print(f"shape {shape.index:4d} engine {times[-1][0]:6.2f} s{split}, {out:,} rows | {shape.describe()}",
+              flush=True)
     per_row = [seconds * 1e6 / args.rows for seconds, _, _ in times]
     print(f"\nengine µs per input row over {len(times)} shapes: median {percentile(per_row, .5):.2f}, "
           f"p95 {percentile(per_row, .95):.2f}, max {max(per_row):.2f}")
@@ -651,6 +681,7 @@ def main(argv=None) -> int:
     parser.add_argument("--symbols", type=int, default=100)
     parser.add_argument("--shapes", type=int, default=50)
     parser.add_argument("--start", type=int, default=0, help="index of the first shape")
+    parser.add_argument("--only", type=int, nargs="+", metavar="INDEX", help="these shapes instead of a range")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--cores", type=int, default=2)
@@ -662,6 +693,8 @@ def main(argv=None) -> int:
     parser.add_argument("--print", action="store_true", help="print the shapes' SQL and stop")
     parser.add_argument("--engine", action="store_true",
                         help="time sparkcep's engine alone (in this process, no Trino) on each shape")
+    parser.add_argument("--stages", action="store_true",
+                        help="with --engine: split each shape's engine time into its stages (sql_vshape.instrument)")
     parser.add_argument("--profile", type=int, metavar="INDEX", help="cProfile sparkcep's engine on this shape")
     parser.add_argument("--named", action="store_true", help="the shapes of issue 28's table instead of drawn ones")
     parser.add_argument("--dump", metavar="DIR", help="with --engine: write each shape's engine input here")
@@ -685,7 +718,8 @@ def main(argv=None) -> int:
         replay(args)
         return 0
     generator = Generator(args.seed)
-    shapes = named_shapes() if args.named else [generator.shape(i) for i in range(args.start, args.start + args.shapes)]
+    indexes = args.only or range(args.start, args.start + args.shapes)
+    shapes = named_shapes() if args.named else [generator.shape(i) for i in indexes]
     if args.engine:
         engine_times(args, shapes)
         return 0

@@ -241,7 +241,45 @@ class Noop:
 
 
 PROFILE_SCHEMA = ("rows bigint, batches bigint, out_rows bigint, wall double, eval double, "
-                  "segments double, append double, match double, emit double, flush double")
+                  "segments double, load double, match double, emit double, output double")
+
+
+STAGES = ("segments", "load", "match", "emit", "output")
+
+
+def instrument(runner, t: dict) -> None:
+    """Time the stages of ``runner`` (a ``udtf.arrow.PartitionRunner``) into ``t``, own time
+    each: ``segments`` (partition boundaries), ``load`` (masks and values Arrow -> Python),
+    ``match`` (the matcher), ``emit`` (matches -> atom columns), ``output`` (the output Arrow
+    batch: ``output_batch``); the callers' own time (``feed``, ``_append``, ``_flush``) is not
+    counted in any."""
+    import udtf.arrow
+
+    def timed(name, fn, generator=False):
+        def call(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                result = fn(*args, **kwargs)
+                return list(result) if generator else result
+            finally:
+                t[name] += time.perf_counter() - start
+        return call
+
+    # instance attributes shadow the methods (Matcher.finish calls self.feed)
+    runner.matcher.feed = timed("match", runner.matcher.feed)
+    runner.emitter.emit = timed("emit", runner.emitter.emit)
+    runner._segments = timed("segments", runner._segments, generator=True)
+    runner.load = timed("load", runner.load)
+    flush, output_batch = runner._flush, udtf.arrow.output_batch
+
+    def timed_flush():  # output_batch is a module function: timed while this flush runs
+        udtf.arrow.output_batch = timed("output", output_batch)
+        try:
+            return flush()
+        finally:
+            udtf.arrow.output_batch = output_batch
+
+    runner._flush = timed_flush
 
 
 def make_profiled_udtf(plan, return_type):
@@ -265,29 +303,7 @@ def make_profiled_udtf(plan, return_type):
             schema = to_arrow_schema(StructType.fromJson(json.loads(schema_json)), timezone="UTC")
             runner = self.runner = PartitionRunner(EnginePlan.from_json(plan_json), schema)
 
-            def timed(name, fn, generator=False):
-                def call(*args, **kwargs):
-                    start = time.perf_counter()
-                    try:
-                        result = fn(*args, **kwargs)
-                        return list(result) if generator else result
-                    finally:
-                        t[name] += time.perf_counter() - start
-                return call
-
-            # instance attributes shadow the methods (Matcher.finish calls self.feed)
-            runner.matcher.feed = timed("match", runner.matcher.feed)
-            runner.emitter.emit = timed("emit", runner.emitter.emit)
-            runner._segments = timed("segments", runner._segments, generator=True)
-            append = runner._append
-
-            def timed_append(part):  # own time only: matcher/emitter calls inside are timed apart
-                start, inner = time.perf_counter(), t["match"] + t["emit"]
-                append(part)
-                t["append"] += time.perf_counter() - start - (t["match"] + t["emit"] - inner)
-
-            runner._append = timed_append
-            runner._flush = timed("flush", runner._flush)
+            instrument(runner, t)
 
         def _consume(self, outputs):
             for batch in outputs:
@@ -314,8 +330,7 @@ def make_profiled_udtf(plan, return_type):
             yield pa.table({
                 "rows": [self.rows], "batches": [self.batches], "out_rows": [self.out_rows],
                 "wall": [end - self.first], "eval": [t["eval"]], "segments": [t["segments"]],
-                "append": [t["append"]],
-                "match": [t["match"]], "emit": [t["emit"]], "flush": [t["flush"]],
+                **{stage: [t[stage]] for stage in STAGES},
             })
 
     return arrow_udtf(Profiled, returnType=PROFILE_SCHEMA)
@@ -498,10 +513,10 @@ def main(argv=None) -> int:
             ("task wall, first eval -> end of terminate", agg["wall"]),
             ("  inside eval/terminate (sparkcep code)", agg["eval"]),
             ("    partition boundaries (_segments)", agg["segments"]),
-            ("    _append: masks/values to Python", agg["append"]),
+            ("    load: masks/values Arrow -> Python", agg["load"]),
             ("    matcher (DFA / Pike VM)", agg["match"]),
-            ("    emitter (match -> output rows)", agg["emit"]),
-            ("    _flush (output Arrow batch)", agg["flush"]),
+            ("    emitter (matches -> atom columns)", agg["emit"]),
+            ("    output_batch (the output Arrow batch)", agg["output"]),
             ("  outside eval (pyspark: read/deserialize input)", agg["wall"] - agg["eval"]),
         ]
         for label, seconds in lines:
