@@ -80,13 +80,23 @@ class Spans(NamedTuple):
         total = int(lengths.sum())
         flat = np.fromiter(itertools.chain.from_iterable(itertools.chain.from_iterable(captures)),
                            dtype=np.int64, count=3 * total).reshape(total, 3)
-        numbered = np.fromiter(map(operator.is_not, numbers, itertools.repeat(None)), dtype=bool, count=count)
         sources = starts if owners.count(None) == count else map(Match.source.fget, matches)
-        return Spans(np.fromiter(sources, dtype=np.int64, count=count),
-                     np.fromiter((n or 0 for n in numbers), dtype=np.int64, count=count) if numbered.any()
-                     else np.zeros(count, dtype=np.int64), numbered,
-                     np.fromiter(map(operator.is_, kinds, itertools.repeat(MatchKind.TIMED_OUT)), dtype=bool, count=count),
-                     np.fromiter(map(operator.is_, kinds, itertools.repeat(MatchKind.UNMATCHED)), dtype=bool, count=count),
+        unnumbered = numbers.count(None)  # (tuple.count: one C loop where most flushes are uniform)
+        if unnumbered == 0:
+            numbered, numbers = np.ones(count, dtype=bool), np.fromiter(numbers, dtype=np.int64, count=count)
+        elif unnumbered == count:
+            numbered, numbers = np.zeros(count, dtype=bool), np.zeros(count, dtype=np.int64)
+        else:
+            numbered = np.fromiter(map(operator.is_not, numbers, itertools.repeat(None)), dtype=bool, count=count)
+            numbers = np.fromiter((n or 0 for n in numbers), dtype=np.int64, count=count)
+        if kinds.count(MatchKind.MATCH) == count:
+            timed_out = unmatched = np.zeros(count, dtype=bool)
+        else:
+            timed_out = np.fromiter(map(operator.is_, kinds, itertools.repeat(MatchKind.TIMED_OUT)), dtype=bool,
+                                    count=count)
+            unmatched = np.fromiter(map(operator.is_, kinds, itertools.repeat(MatchKind.UNMATCHED)), dtype=bool,
+                                    count=count)
+        return Spans(np.fromiter(sources, dtype=np.int64, count=count), numbers, numbered, timed_out, unmatched,
                      flat[:, 0].copy(), flat[:, 1].copy(), flat[:, 2].astype(bool),
                      np.repeat(np.arange(count), lengths), np.append(0, np.cumsum(lengths)), {})
 
@@ -94,9 +104,9 @@ class Spans(NamedTuple):
     def of_items(items: list) -> Spans:
         """``Match`` tuples and ``Unmatched`` rows (each a match of no rows, ``unmatched``) as
         arrays, in order: the tuples through ``of_matches``, the rows' runs as whole arrays."""
-        matches = [item for item in items if type(item) is Match]
-        if len(matches) == len(items):
+        if set(map(type, items)) <= {Match}:
             return Spans.of_matches(items)
+        matches = [item for item in items if type(item) is Match]
         s = Spans.of_matches(matches)
         count = len(items)
         sizes = np.fromiter((1 if type(item) is Match else len(item.rows) for item in items), dtype=np.int64,
@@ -191,6 +201,9 @@ class Emitter:
         sources: list = []
         columns: list = [[] for _ in range(self.width)]
         flags: list = []
+        if matches and set(map(type, matches)) <= {Match, Unmatched}:  # (one C pass: no block, one part)
+            more_sources, more_columns, more_flags = self._emit_spans(Spans.of_items(matches))
+            return Emitted([more_sources], [[more] for more in more_columns], [more_flags])
         plain: list = []
         spans: list = []  # of the items since the last part emitted (one ``_emit_spans``)
         for item in matches + [None]:
@@ -228,9 +241,12 @@ class Emitter:
             lengths = np.diff(s.bounds)
             alone = np.flatnonzero((lengths == 0) & (s.unmatched | (not self.omit_empty)))
             kept = np.flatnonzero(~s.excluded)
-            order = np.argsort(np.concatenate([s.owner[kept], alone]), kind="stable")
-            match = np.concatenate([s.owner[kept], alone])[order]
-            at = np.concatenate([kept, np.full(len(alone), -1, dtype=np.int64)])[order]
+            if len(alone):
+                order = np.argsort(np.concatenate([s.owner[kept], alone]), kind="stable")
+                match = np.concatenate([s.owner[kept], alone])[order]
+                at = np.concatenate([kept, np.full(len(alone), -1, dtype=np.int64)])[order]
+            else:  # (the matched rows are in match order already)
+                match, at = s.owner[kept], kept
         row = at >= 0
         sources = np.where(row, s.rows[np.maximum(at, 0)] if len(s.rows) else 0, s.sources[match])
         null = s.unmatched[match]
