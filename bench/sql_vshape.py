@@ -436,9 +436,9 @@ def main(argv=None) -> int:
     captured = {}
     original = udtf.arrow.make_udtf
 
-    def capture(plan, return_type):
+    def capture(plan, return_type, **kwargs):
         captured.update(plan=plan, return_type=return_type)
-        return original(plan, return_type)
+        return original(plan, return_type, **kwargs)
 
     udtf.arrow.make_udtf = capture
     try:
