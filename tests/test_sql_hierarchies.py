@@ -266,6 +266,26 @@ def test_a_layers_run_time_error_is_placed_in_the_users_sql(mr_spark):
     assert (info.value.line, info.value.column) == at(sql, "CAST(LAST(kind) AS INT)")
 
 
+def test_the_one_pass_raises_a_row_level_error_where_the_expansion_does(mr_spark):
+    """A condition's row-level conjuncts are evaluated on every item of a layer's input, in the
+    one pass as in the expansion (where Spark computes them as a mask column over the union): no
+    run ever tests OFF here (there is no spike), yet ANSI's cast error of its condition on a
+    'temp' row is raised by both, at the user's expression; without ANSI both give no row."""
+    view(mr_spark, "readings", "sensor STRING, ts TIMESTAMP, kind STRING, temp INT, one INT",
+         [("s1", minute(k), kind, temp, 1) for k, kind, temp in [(0, "temp", 70), (1, "temp", 75), (2, "fan_off", None)]])
+    one_pass = EXAMPLE_1.replace("OFF AS kind = 'fan_off'", "OFF AS kind = 'fan_off' OR CAST(kind AS INT) > 0")
+    expansion = one_pass.replace("LAYER spike AS (", "LAYER spike AS (PARTITION BY one")  # (same rows)
+    assert (len(udtfs(mr_spark, one_pass)), len(udtfs(mr_spark, expansion))) == (1, 2)
+    for sql in (one_pass, expansion):
+        with session_confs(mr_spark, {"spark.sql.ansi.enabled": "true"}), \
+                pytest.raises(MatchRecognizeError) as info:
+            mr_spark.sql(sql).collect()
+        assert "CAST_INVALID_INPUT" in info.value.message and "__mr" not in info.value.message, sql
+        assert (info.value.line, info.value.column) == at(sql, "CAST(kind AS INT)"), sql
+        with session_confs(mr_spark, {"spark.sql.ansi.enabled": "false"}):
+            assert mr_spark.sql(sql).collect() == [], sql
+
+
 # ---- random hierarchies against the oracle ---------------------------------------------------
 
 STANDARD = ["A B", "A B+ C", "A+ B?", "(A | B)+ C", "A B* C", "A{2,3}", "A+? B", "A | B C"]

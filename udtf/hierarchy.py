@@ -11,6 +11,12 @@ is NULL.  Every column is a value (the plan evaluates its conditions in the engi
 conditions, navigation, aggregates and emitter run unchanged.  An event's columns are its
 layer's measures, evaluated from the emitter's atoms when the layer reports the match; the
 top's matches become output batches then, while the rows they read are held.
+
+A condition's row-level conjuncts (``row_masks``: over the current item's own columns, with no
+navigation, aggregate, CLASSIFIER or MATCH_NUMBER) are evaluated once per item as the item is
+loaded, into a mask of the layer's ``Rows``, as Spark computes a plain clause's masks; the
+matcher evaluates only the rest, per run, and only where the mask holds.  So every item of a
+layer's union raises the errors of those conjuncts, as every row of the expansion's does.
 """
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ import pyarrow as pa
 
 from .arrow import PartitionRunner, atom_column, output_batch
 from .expr import FactTable, compile_row
+from .item_masks import Masks, row_masks
 from .match.layers import Event, Layer, LayerStack
 from .plan import EnginePlan, OutputKind
 from .sparksql.types import SqlType, from_arrow, to_arrow
@@ -27,20 +34,24 @@ class HierarchyRunner(PartitionRunner):
     """The top's ``PartitionRunner`` whose rows come from the layer stack (``plan.hierarchy``)."""
 
     def __init__(self, plan: EnginePlan, output_schema: pa.Schema):
-        super().__init__(plan._replace(hierarchy=None), output_schema)
         hierarchy = plan.hierarchy
+        top, top_masks = row_masks(plan._replace(hierarchy=None))
+        super().__init__(top, output_schema)
         self.hierarchy = hierarchy
         self.helpers = dict(zip(("row", "level", "number", "source", "start", "end"), hierarchy.helpers))
-        self.below = [PartitionRunner(layer.plan, pa.schema([])) for layer in hierarchy.layers]
+        split = [row_masks(layer.plan) for layer in hierarchy.layers]
+        self.below = [PartitionRunner(layer_plan, pa.schema([])) for layer_plan, _ in split]
         self.raw_types = [(v.name, SqlType.parse(v.type)) for v in hierarchy.rows]
         self.raw: dict = {name: [] for name, _ in self.raw_types}  # the partition's rows from ``raw_first``
         self.raw_first = 0
         # per layer below: the index of each of its measures among its events' values
         self.measure_index = [{name: k for k, (name, _) in enumerate(layer.measures)} for layer in hierarchy.layers]
         runners = [*self.below, self]
-        layers = [Layer(runner.matcher, frozenset(sources), reads_rows, self._loader(runner), measures, runner.lookback)
-                  for runner, sources, reads_rows, measures in zip(
-                      runners, [*(layer.sources for layer in hierarchy.layers), hierarchy.sources],
+        masks = [*(layer_masks for _, layer_masks in split), top_masks]  # per layer: {name: row-level conjunction}
+        layers = [Layer(runner.matcher, frozenset(sources), reads_rows, self._loader(runner, row_level), measures,
+                        runner.lookback)
+                  for runner, row_level, sources, reads_rows, measures in zip(
+                      runners, masks, [*(layer.sources for layer in hierarchy.layers), hierarchy.sources],
                       [*(layer.reads_rows for layer in hierarchy.layers), hierarchy.reads_rows],
                       [*(self._measurer(k) for k in range(len(self.below))), self._output])]
         self.stack = LayerStack(layers)
@@ -82,15 +93,17 @@ class HierarchyRunner(PartitionRunner):
         self.done = []
         self.stack.reset()
 
-    def _loader(self, runner: PartitionRunner):
-        """``Layer.load`` of the layer ``runner`` runs: append items' columns to its rows."""
-        names = list(runner.rows.values)
-        order = runner.plan.order_key
+    def _loader(self, runner: PartitionRunner, masks: dict):
+        """``Layer.load`` of the layer ``runner`` runs: append items' columns to its rows, and
+        the items' ``masks`` ({name: row-level conjunction}) evaluated on each of them."""
+        names, plan = list(runner.rows.values), runner.plan
+        order = plan.order_key
+        evaluate = Masks(masks, plan.ansi, plan.zone)
 
         def load(items: list):
             values = {name: self._column(name, items) for name in names}
-            runner.rows.append(len(items), values=values,
-                               order=values[order] if order is not None else None)
+            runner.rows.append(len(items), values=values, order=values[order] if order is not None else None,
+                               masks=evaluate(values, len(items)))
         return load
 
     def _column(self, name: str, items: list) -> list:
