@@ -123,6 +123,33 @@ def test_example_5_alarms_per_sensor_incidents_per_zone(mr_spark):
         ("z1", "s1", "s2", 0, 3)]
 
 
+def test_a_layer_partitioned_by_the_statements_own_key_is_not_refined(mr_spark):
+    """A LAYER's PARTITION BY key the statement (or the layer, before it) already names adds
+    nothing (rule 8): the same rows as without it, in one pass when nothing else is refined; a
+    refinement beside it is still one (example 5's plan, two UDTFs)."""
+    readings = [(0, "s1", 65, 0.0), (1, "s2", 20, 0.4), (2, "s1", 66, 0.0), (3, "s2", 20, 0.5), (4, "s1", 30, 0.0),
+                (20, "s1", 70, 0.0), (21, "s1", 71, 0.0), (25, "s2", 20, 0.3), (26, "s2", 20, 0.3)]
+    view(mr_spark, "sensor_readings", "zone STRING, ts TIMESTAMP, sensor STRING, temp INT, smoke DOUBLE",
+         [("z1", minute(k), sensor, temp, smoke) for k, sensor, temp, smoke in readings])
+    sql = """SELECT * FROM sensor_readings MATCH_RECOGNIZE (
+      PARTITION BY zone ORDER BY ts
+      LAYER alarm AS ({keys}
+        MEASURES CASE WHEN COUNT(H.*) > 0 THEN 'heat' ELSE 'smoke' END AS kind
+        PATTERN (H{{2,}} | S{{2,}}) WITHIN INTERVAL '5' MINUTE
+        DEFINE H AS temp >= 60, S AS smoke >= 0.3)
+      MEASURES MATCH_START() AS match_start, MATCH_END() AS match_end
+      PATTERN (HEAT SMOKE) WITHIN INTERVAL '10' MINUTE
+      DEFINE HEAT FROM alarm AS HEAT.kind = 'heat', SMOKE FROM alarm AS SMOKE.kind = 'smoke') AS i"""
+    per_sensor, per_zone = [("z1", 0, 3), ("z1", 20, 26)], [("z1", 20, 26)]
+    for keys, passes, expected in (("PARTITION BY sensor", 2, per_sensor),
+                                   ("PARTITION BY zone, sensor, ZONE, Sensor", 2, per_sensor),
+                                   ("", 1, per_zone), ("PARTITION BY Zone", 1, per_zone)):
+        query = sql.format(keys=keys)
+        assert len(udtfs(mr_spark, query)) == passes, keys
+        assert [(r.zone, minutes(r.match_start), minutes(r.match_end)) for r in mr_spark.sql(query).collect()] \
+            == expected, keys
+
+
 EXAMPLE_2 = """SELECT * FROM alarms MATCH_RECOGNIZE (
   PARTITION BY sensor ORDER BY a_end PERIOD (a_start, a_end)
   MEASURES EVENT_START(C) AS c_start, MATCH_START() AS match_start, MATCH_END() AS match_end

@@ -121,7 +121,7 @@ def expand(clause: MatchRecognizeClause, input_text: str, input_fields: tuple,
     sources: dict = {}
     for level, layer in enumerate(clause.layers, start=1):
         body = analyze_body(layer)
-        for column in layer.partition_by:  # (rule 8: every item it reads carries its keys)
+        for column in refinement(clause, layer):  # (rule 8: every item it reads carries its keys)
             for source in (sources[name] for name in reads(body)[1]):
                 if column.name.lower() not in {f.name.lower() for f in source.keys}:
                     raise error(f"LAYER {variable_name(layer.this)} PARTITION BY {column.name}: the events of LAYER "
@@ -131,13 +131,24 @@ def expand(clause: MatchRecognizeClause, input_text: str, input_fields: tuple,
         name = variable_name(layer.this)
         fields = schema(f"SELECT * FROM {text}")
         measures = {m.name.lower() for m in layer.measures}
-        refined = {c.name.lower() for c in layer.partition_by}
+        refined = {c.name.lower() for c in refinement(clause, layer)}
         sources[name] = Source(name, level, text, tuple(f for f in input_fields if f.name.lower() in refined),
                                tuple(f for f in fields if f.name.lower() in measures))
     body = analyze_body(clause)
     return Expansion(_clause(clause, clause, body, sources, helpers, own),
                      _union(clause, body, sources, rows, input_fields, helpers) or "", helpers,
                      f"(SELECT *, {spans} FROM {input_text})")
+
+
+def refinement(clause: MatchRecognizeClause, layer: Layer) -> list:
+    """The keys ``layer``'s PARTITION BY adds to the statement's (rule 8): a key the statement's
+    PARTITION BY, or the layer's own before it, already names adds nothing."""
+    seen, keys = {c.name.lower() for c in clause.partition_by}, []
+    for column in layer.partition_by:
+        if column.name.lower() not in seen:
+            seen.add(column.name.lower())
+            keys.append(column)
+    return keys
 
 
 def _row_interval(clause: MatchRecognizeClause) -> Interval:
@@ -274,7 +285,7 @@ def _clause(clause: MatchRecognizeClause, body, analysed: Body, sources: dict,
         definitions.append(Definition(this=variable, condition=condition, until=until))
     new = MatchRecognizeClause(
         this=clause.input.copy(), order=order,
-        partition_by=[c.copy() for c in (*clause.partition_by, *(body.partition_by if body is not clause else ()))],
+        partition_by=[c.copy() for c in (*clause.partition_by, *(refinement(clause, body) if body is not clause else ()))],
         measures=measures, rows=None if isinstance(body, Layer) else (body.args.get("rows") and body.args["rows"].copy()),
         after=body.skip and body.skip.copy(), semantics=body.args.get("semantics") and body.args["semantics"].copy(),
         distinct=body.distinct and body.distinct.copy(), pattern=body.pattern.copy(),

@@ -20,7 +20,7 @@ from udtf.plan import Hierarchy, LayerPlan, Value
 
 from . import lower
 from .analyze import Analysis, analysis_column, analyze, analyze_body, variable_name
-from .hierarchy import Expansion, reads
+from .hierarchy import Expansion, reads, refinement
 from .lower import Settings, Stack
 from .parse import MatchRecognizeClause
 from .plan import Plan, engine_row, plan
@@ -31,7 +31,7 @@ def layers(clause: MatchRecognizeClause, expanded: list, below: list, top: Expan
     """The ``LayerPlan``s of the LAYERs of ``clause`` (``expanded``: each layer's expansion
     clause and union text; ``below``: its ``lower.Lowered`` in the expansion; ``top``: the
     expansion), or None when the statement is not covered (its top's plan included)."""
-    if not clause.layers or any(layer.partition_by for layer in clause.layers) or \
+    if not clause.layers or any(refinement(clause, layer) for layer in clause.layers) or \
             clause.args.get("timeout") is not None:
         return None
     names = [variable_name(layer.this) for layer in clause.layers]
