@@ -184,3 +184,13 @@ def test_columns_differing_only_in_case_are_ambiguous_when_referenced(surface):
     assert (err.line, err.column) == at(sql, "x < PREV")
     ok = sql.replace("DEFINE B AS x < PREV(x)", "DEFINE B AS t > 0")
     assert rows(surface, ok) == [("a", 6), ("b", 2)]
+
+
+def test_a_partition_key_named_twice_partitions_once_and_is_output_twice(surface):
+    """As Trino 476: ``PARTITION BY k, K`` partitions by k, and ONE ROW / ALL ROWS PER MATCH
+    output the key once per mention (SELECT * gives k, k, ...)."""
+    sql = query("COUNT(*) AS n").replace("PARTITION BY k", "PARTITION BY k, K")
+    assert rows(surface, sql) == [("a", "a", 5)]
+    assert rows(surface, sql.replace("SELECT *", "SELECT n")) == [(5,)]
+    all_rows = query("COUNT(*) AS n", rows="ALL ROWS PER MATCH").replace("PARTITION BY k", "PARTITION BY k, k")
+    assert [r[:4] for r in rows(surface, all_rows)][:2] == [("a", "a", 1, 1), ("a", "a", 2, 2)]

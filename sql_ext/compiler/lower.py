@@ -151,7 +151,8 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
     ``engine`` plan over its union; the UDTF reads ``stack.query``)."""
     clause = analysis.clause
     input_fields, computed, (ansi, limits, zone, _) = typed.input, typed.query, settings
-    partition = [analysis_column(analysis, c) for c in clause.partition_by]
+    keys = [analysis_column(analysis, c) for c in clause.partition_by]
+    partition = list(dict.fromkeys(keys))  # a key named twice partitions once; it is output twice (as Trino)
     fields = {f.name: f for f in typed.computed}
     types = {name: f.type for name, f in fields.items()}
     starts = _starts(analysis, plan, partition, types)
@@ -160,7 +161,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
     until = tuple(_condition(c, types, ansi, zone, analysis, "UNTIL") for c in plan.until)
     atoms = tuple(Atom(engine_expr(a.atom.expr, types, ansi, zone), a.atom.final) for a in plan.atoms)
     defaults = frozenset(plan.atom_name(k) for k, a in enumerate(atoms) if _default_string(a.expr))
-    columns = _columns(analysis, plan, partition, input_fields, defaults)
+    columns = _columns(analysis, plan, keys, input_fields, defaults)
     names = clause.args["alias"].columns if clause.args.get("alias") is not None else []
     if names and len(names) != len(columns):
         raise error(f"AS {clause.alias} ({', '.join(n.name for n in names)}) names {len(names)} columns, but "
