@@ -29,6 +29,7 @@ from test_engine import engine_result, same_outcome
 from udtf.pattern import (ANY, RELAXED, STRICT, Alt, Anchor, Empty, Exclude, Permute, Repeat, Seq, Var,
                           parse_pattern)
 from engine_support import agg, call, col, lit, nav
+from udtf import match
 from udtf.expr import NavMode
 
 EXCLUDE_KNOWN_BUGS = os.environ.get("SPARKCEP_HUNT_KNOWN_BUGS") != "1"
@@ -609,24 +610,25 @@ def _state_random_case(seed, mode, anchored=False):
     return pattern, variables_, masks, until, n, price, state, preds, desc, skip, target, chunks
 
 
-def _state_check(mode, case):
+def _state_check(mode, case, unmatched=False):
     pattern, variables_, masks, until, n, price, state, preds, desc, skip, target, chunks = case
     skip_to = (target,) if skip in ("TO FIRST", "TO LAST") else ()
-    note(f"pattern={pattern!r} skip={skip} {skip_to} chunks={chunks} price={price} define={desc}")
+    note(f"pattern={pattern!r} skip={skip} {skip_to} chunks={chunks} unmatched={unmatched} price={price} "
+         f"define={desc}")
     for r in range(n):
         note(f"  row {r}: {' '.join(v for v in variables_ if masks[v][r]) or '-'}")
     define = {v: (lambda row, mapped, m=masks[v], f=preds.get(v): bool(m[row]) and (f is None or f(row, mapped, price)))
               for v in variables_}
     conds = oracle.Conditions(define, {v: (lambda row, m=m: bool(m[row])) for v, m in until.items()})
     if mode == "standard":
-        expected = oracle.standard(pattern, n, conds, skip=skip, skip_to=skip_to)
+        expected = oracle.standard(pattern, n, conds, skip=skip, skip_to=skip_to, unmatched=unmatched)
     else:
         try:
             expected = oracle.flinkcep(pattern, n, conds, skip=skip, skip_to=skip_to)
         except NotImplementedError:  # only reachable in hunt mode
             reject()
     got = engine_result(pattern, n, masks=masks, state=state, until=until, columns={"price": price}, mode=mode,
-                        skip=skip, skip_to=skip_to, chunks=chunks)
+                        skip=skip, skip_to=skip_to, chunks=chunks, unmatched=unmatched)
     note(f"oracle={expected}")
     note(f"engine={got}")
     assert same_outcome(got, expected)
@@ -636,6 +638,23 @@ def _state_check(mode, case):
 @given(SEEDS)
 def test_standard_running_aggregates_match_oracle(seed):
     _state_check("standard", _state_random_case(seed, "standard"))
+
+
+@FAST
+@given(SEEDS)
+def test_standard_running_aggregates_unmatched_rows_match_oracle(seed):
+    # (the Pike VM's starts whose runs all end on their first row are decided in a batch
+    # (``StandardMatcher._first_rows``): with unmatched rows, each is reported once, in order)
+    _state_check("standard", _state_random_case(seed, "standard"), unmatched=True)
+
+
+@FAST
+@given(SEEDS)
+def test_standard_vm_alone_matches_oracle(seed):
+    # the Pike VM without the tiers that decide most starts of a mask-only pattern before it
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(match, "tiers", lambda *args: ())
+        _standard_check(*_standard_random_case(seed))
 
 
 @FAST

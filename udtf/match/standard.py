@@ -62,6 +62,13 @@ class StandardMatcher(Matcher):
         entry = machine.closure[False][machine.start_state]
         self.dies = ACCEPT not in entry and all(machine.holds[s] is None for s in entry)
         super().__init__(machine.rows, options)
+        # can ``_first_rows`` decide starts (with no tier to ask)?  Not in a window's frame, under
+        # WITHIN, with the empty match accepted, or where the first row alone breaks a limit.
+        # (``_run`` asks it after two starts whose runs ended on their own row: where the next
+        # start's runs live on, it only adds its setup)
+        limits = options.limits
+        self.quick = not (self.framed or options.within is not None or self.entry[False][1]) and \
+            limits.match_rows > 0 and len(self.entry[False][0]) <= limits.steps_per_start
 
     def reset(self):
         super().reset()
@@ -70,6 +77,7 @@ class StandardMatcher(Matcher):
         self.best = None  # (end, chain) of its preferred accepting thread so far
         self.covered = -1  # last row that belongs to a reported match
         self.deadline = None  # per state, once the partition is complete (Machine.deadlines)
+        self.viable_before = 0  # ... and the least of them + 1: a run at a row before it is viable
         self.expired = None  # timeouts: the timed-out partial match of the start row, if any
         self.classes: list = []  # the class of each row held (``Machine.classes``)
         for tier in self.tiers:
@@ -127,6 +135,8 @@ class StandardMatcher(Matcher):
         steps_limit, match_rows = options.limits.steps_per_start, options.limits.match_rows
         viable = self.finished and not options.timeouts  # ``_viable`` cuts runs
         limit, bound = self.limit(), self._bound()  # (rows and ``finished`` are fixed in a call)
+        quick = self.quick and not self.tiers
+        ended = 0  # how many starts in a row ended on their own row (from two on, ``_first_rows`` decides on)
         while True:
             if not self.threads and self.best is None:
                 if self.start >= rows.size:
@@ -136,9 +146,14 @@ class StandardMatcher(Matcher):
                     return
                 if self.tiers and any(tier.decide(self, out) is Verdict.WAIT for tier in self.tiers):
                     return
-                if self.dies:
-                    self._skip_dead(out)
-                self._begin(self.start)
+                if len(classes) < rows.size:
+                    classes += machine.classes(len(classes), rows.size)
+                if not (ended > 1 and quick and self._first_rows(out, min(limit, rows.size))):
+                    if self.start >= rows.size:
+                        return
+                    if self.dies:
+                        self._skip_dead(out)
+                    self._begin(self.start)
             if len(classes) < rows.size:  # (once a faster tier left a start to the VM)
                 classes += machine.classes(len(classes), rows.size)
             if self.framed:
@@ -176,6 +191,7 @@ class StandardMatcher(Matcher):
                 self.threads = self._viable(nxt, row + 1) if viable else nxt
                 self.pos = row + 1
             best, self.best = self.best, None
+            ended = ended + 1 if best is None and self.pos <= self.start + 1 else 0
             if best is None:
                 if self.expired is not None:
                     out.append(self.expired)
@@ -188,6 +204,47 @@ class StandardMatcher(Matcher):
         """The row before which the current start's runs end as at the partition's end (a
         window's frame, ``match.window``); None: the partition's end."""
         return None
+
+    def _first_rows(self, out, stop: int) -> bool:
+        """Decide, unmatched, the starts from ``self.start`` on (before ``stop``, past the
+        partition's first row) whose runs all end on their own row, each stepped there as
+        ``_begin`` and the first pass of ``_run``'s row loop would (``_skip_dead``'s pairs
+        first); True when a start's runs live on: it is begun, its runs past its first row."""
+        machine, rows, start = self.machine, self.rows, self.start
+        if start + rows.dropped == 0:
+            return False
+        entry, classes, plans_of, size = self.entry[False][0], self.classes, machine.plans, rows.size
+        dead = machine.dead if self.dies and not self.options.timeouts else None
+        viable = self.finished and not self.options.timeouts
+        deadline = self.deadlines() if viable else None
+        safe = self.viable_before if viable else size
+        machine.table.match_number = self.match_number + 1  # MATCH_NUMBER() in DEFINE
+        first = start
+        try:
+            while start < stop:
+                if dead is not None and start + 1 < size and dead(classes[start], classes[start + 1]):
+                    start += 1
+                    continue
+                self.start = start  # (an accepting run's end reads it)
+                runs = entry if start < safe else [t for t in entry if deadline[t[0]] >= start]
+                cls = classes[start]
+                plans = plans_of.get(cls) or machine.plans_for(cls)
+                nxt, seen = [], set()
+                for thread in runs:
+                    if plans[thread[0]] is not DEAD and self._step(thread, start, plans, nxt, seen):
+                        break
+                if nxt or self.best is not None:
+                    self.steps, self.pos = len(runs), start + 1
+                    if len(nxt) > self.options.limits.live_runs:
+                        self._check_threads(nxt, start)
+                    self.threads = self._viable(nxt, start + 1) if viable else nxt
+                    return True
+                start += 1
+            return False
+        finally:
+            if start > first:  # (also before an error: the starts decided before its start)
+                self.start = first
+                self.decide_unmatched(out, start)
 
     def _skip_dead(self, out):
         """Decide, unmatched, the run of starts from ``self.start`` on that the classes of their
@@ -234,6 +291,7 @@ class StandardMatcher(Matcher):
         """``Machine.deadlines`` of the complete partition, computed once."""
         if self.deadline is None:
             self.deadline = self.machine.deadlines()
+            self.viable_before = min(self.deadline, default=-1) + 1
         return self.deadline
 
     def _viable(self, threads, pos):
@@ -243,6 +301,8 @@ class StandardMatcher(Matcher):
         if not self.finished or self.options.timeouts:
             return threads
         deadline = self.deadlines()
+        if pos < self.viable_before:
+            return threads
         return [t for t in threads if deadline[t[0]] >= pos]
 
     def _record(self, chain, end) -> bool:
