@@ -270,7 +270,7 @@ class Emitter:
                 continue
             values = values[pick]
             if isinstance(expr, Nav):
-                columns.append(pa.array(values, mask=~valid, type=pa.int64()))
+                columns.append(_arrow(values, valid, pa.int64()))
             elif isinstance(expr, Classifier):
                 columns.append(self.labels.take(_arrow(np.where(valid, values, 0), valid)))
             elif values.dtype != object:  # (numbers and booleans: an Arrow array at once)
@@ -420,7 +420,7 @@ class Emitter:
         target lies outside the partition (or ``bounds``: (lo, hi) arrays, the frames)."""
         lo, hi = (0, self.size()) if bounds is None else bounds
         valid = present & (target >= lo) & (target < hi)
-        return pa.array(target, mask=~valid, type=pa.int64())
+        return _arrow(target, valid, pa.int64())
 
 
 def _unmatched_rows(items: list) -> np.ndarray:
@@ -449,9 +449,10 @@ def _appended(values: np.ndarray, valid: np.ndarray, value) -> tuple:
     return out, np.append(valid, True)
 
 
-def _arrow(values: np.ndarray, valid: np.ndarray) -> pa.Array:
-    """``values`` (numbers or booleans) as an Arrow array, NULL where not ``valid``."""
-    return pa.array(values, mask=None if valid.all() else ~valid)
+def _arrow(values: np.ndarray, valid: np.ndarray, type_: pa.DataType | None = None) -> pa.Array:
+    """``values`` (numbers or booleans) as an Arrow array (of ``type_``, else numpy's), NULL
+    where not ``valid``."""
+    return pa.array(values, mask=None if valid.all() else ~valid, type=type_)
 
 
 def _listed(values: np.ndarray, valid: np.ndarray) -> list:

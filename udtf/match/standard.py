@@ -97,7 +97,8 @@ class StandardMatcher(Matcher):
         not ``self.start``)."""
         tiers = self.tiers
         try:
-            for self.tiers in (tiers, ()):
+            for attempt in (tiers, ()):  # all tiers, then the Pike VM alone
+                self.tiers = attempt
                 self.reset()
                 self.resume(start, 0)
                 self.finished = True
