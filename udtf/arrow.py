@@ -347,7 +347,8 @@ def frame_rows(matches, heads: np.ndarray) -> tuple:
             np.concatenate([heads, rows]))
 
 
-_COMPARE = {"=": pc.equal, "<>": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
+# Spark's comparison operators as Arrow compute functions (NULL where either side is)
+COMPARE = {"=": pc.equal, "<>": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
             ">=": pc.greater_equal}
 
 
@@ -356,7 +357,7 @@ def derive_mask(comparisons, lagged: dict) -> np.ndarray:
     counting as false (Spark's ``COALESCE(a < LAG(b, k) AND ..., false)``)."""
     mask = None
     for op, left, right in comparisons:
-        value = pc.fill_null(_COMPARE[op](lagged[tuple(left)], lagged[tuple(right)]), False)
+        value = pc.fill_null(COMPARE[op](lagged[tuple(left)], lagged[tuple(right)]), False)
         mask = value if mask is None else pc.and_(mask, value)
     return mask.to_numpy(zero_copy_only=False)
 

@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .arrow import COMPARE
 from .expr import Call, Cast, Col, FactTable, Lit, compile_row, type_of
 from .plan import Condition, EnginePlan
 from .sparksql.functions import lookup
@@ -83,8 +84,6 @@ def _mask(result, n: int) -> np.ndarray:
 # Spark types whose values Arrow holds and compares exactly as Spark does
 _EXACT = {"tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "bigint": pa.int64(),
           "boolean": pa.bool_(), "string": pa.string()}
-_COMPARE = {"=": pc.equal, "<>": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
-            ">=": pc.greater_equal}
 
 
 def _vector(expr):
@@ -105,8 +104,8 @@ def _vector(expr):
     args = [_vector(a) for a in expr.args]
     if None in args:
         return None
-    if fn in _COMPARE and len(args) == 2 and len(set(expr.arg_types)) == 1 and expr.arg_types[0] in _EXACT:
-        compare, (a, b) = _COMPARE[fn], args
+    if fn in COMPARE and len(args) == 2 and len(set(expr.arg_types)) == 1 and expr.arg_types[0] in _EXACT:
+        compare, (a, b) = COMPARE[fn], args
         return lambda values: compare(a(values), b(values))
     if fn in ("and", "or") and len(args) == 2 and set(expr.arg_types) == {"boolean"}:
         junction, (a, b) = pc.and_kleene if fn == "and" else pc.or_kleene, args

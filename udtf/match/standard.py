@@ -147,16 +147,13 @@ class StandardMatcher(Matcher):
                     return
                 if self.tiers and any(tier.decide(self, out) is Verdict.WAIT for tier in self.tiers):
                     return
-                if len(classes) < rows.size:
-                    classes += machine.classes(len(classes), rows.size)
                 if not (ended > 1 and quick and self._first_rows(out, min(limit, rows.size))):
                     if self.start >= rows.size:
                         return
                     if self.dies:
                         self._skip_dead(out)
                     self._begin(self.start)
-            if len(classes) < rows.size:  # (once a faster tier left a start to the VM)
-                classes += machine.classes(len(classes), rows.size)
+            self._classified()  # (once a faster tier left a start to the VM)
             if self.framed:
                 limit, bound = self.limit(), self._bound()
             while self.threads:
@@ -214,7 +211,7 @@ class StandardMatcher(Matcher):
         machine, rows, start = self.machine, self.rows, self.start
         if start + rows.dropped == 0:
             return False
-        entry, classes, plans_of, size = self.entry[False][0], self.classes, machine.plans, rows.size
+        entry, classes, plans_of, size = self.entry[False][0], self._classified(), machine.plans, rows.size
         dead = machine.dead if self.dies and not self.options.timeouts else None
         viable = self.finished and not self.options.timeouts
         deadline = self.deadlines() if viable else None
@@ -247,6 +244,13 @@ class StandardMatcher(Matcher):
                 self.start = first
                 self.decide_unmatched(out, start)
 
+    def _classified(self) -> list:
+        """``self.classes``, extended (in place) to every row held."""
+        classes, size = self.classes, self.rows.size
+        if len(classes) < size:
+            classes += self.machine.classes(len(classes), size)
+        return classes
+
     def _skip_dead(self, out):
         """Decide, unmatched, the run of starts from ``self.start`` on that the classes of their
         row and the next rule out (``Machine.dead``; not with ``timeouts``, where a run the next
@@ -254,9 +258,7 @@ class StandardMatcher(Matcher):
         size, start = self.rows.size, self.start
         if self.options.timeouts or start + self.rows.dropped == 0 or start + 1 >= size:
             return
-        classes, dead = self.classes, self.machine.dead
-        if len(classes) < size:
-            classes += self.machine.classes(len(classes), size)
+        classes, dead = self._classified(), self.machine.dead
         stop = start
         while stop + 1 < size and dead(classes[stop], classes[stop + 1]):
             stop += 1
