@@ -27,6 +27,7 @@ from .conditions import Conditions
 from .dfa import DfaTier, LazyDFA, dfa_masks
 from .flinkcep import FlinkMatcher
 from .lanes import LONG, LaneTier, lane_program
+from .never import fold_never
 from .runs import MatchBlock, RunLengthMatcher, RunsTier, expand, shifted
 from .standard import StandardMatcher, Tier
 from .vm import Machine
@@ -36,7 +37,9 @@ __all__ = ["Conditions", "MatchBlock", "Matcher", "Options", "expand", "forget",
 
 
 def matcher(program: Program, conditions: Conditions, options: Options):
-    """The matcher for ``program`` over ``conditions.rows``."""
+    """The matcher for ``program`` over ``conditions.rows`` (the variables whose DEFINE never
+    holds dropped first: ``never``)."""
+    program, conditions = fold_never(program, conditions)
     frame = options.frame
     if frame is not None and frame.end is None and not frame.seek and not reads_back(conditions):
         # the matches of MATCH_RECOGNIZE, each its start row's; navigation in the whole partition

@@ -39,6 +39,7 @@ class Conditions:
 
     def __init__(self, define, until, var_names, rows: Rows, ansi: bool = True, zone: str = "UTC",
                  windowed: bool = False):
+        self._args = (until, var_names, rows, ansi, zone, windowed)
         self.define = {c.var: c for c in define}
         self.until = {c.var: c for c in until}
         needed: dict = {}
@@ -53,6 +54,10 @@ class Conditions:
         self.scope = Scope(table, (lambda: (frame[0], min(frame[1], rows.size))) if windowed else
                            (lambda: (0, rows.size)))
         self.rows = rows
+
+    def without(self, vars_) -> Conditions:
+        """These conditions but the DEFINEs of ``vars_``, over the same rows (their folds gone)."""
+        return Conditions([c for v, c in self.define.items() if v not in vars_], *self._args)
 
     def of(self, literal):
         """The condition a guard literal (``Def`` / ``Until``) stands for, or None (TRUE)."""
