@@ -111,6 +111,45 @@ QUERIES = {
           ALL ROWS PER MATCH WITH UNMATCHED ROWS
           PATTERN (A B* C) WITHIN INTERVAL '3' SECOND
           DEFINE A AS x < 3, B AS x >= 3 AND x < 8, C AS x >= 8) AS m""",
+    # statements with LAYERs (docs/hierarchies.md): the layer stack in the streaming operator
+    "layers_mixed": """
+        SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, seq
+          LAYER up AS (
+            MEASURES MAX(x) AS peak, COUNT(*) AS n
+            PATTERN (U{{2,}}) WITHIN INTERVAL '4' SECOND DEFINE U AS x >= 5)
+          MEASURES EVENT_START(S) AS s_start, S.peak AS peak, D.seq AS d, MATCH_START() AS ms,
+                   MATCH_END() AS me, MATCH_NUMBER() AS mn
+          PATTERN (S R*? D) WITHIN INTERVAL '8' SECOND
+          DEFINE S FROM up AS S.peak >= 8, D AS x < 2) AS m""",
+    "layers_three_flinkcep": """
+        SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, seq
+          LAYER pair AS (
+            MEASURES MATCH_NUMBER() AS pair_no, SUM(x) AS total
+            AFTER MATCH SKIP TO NEXT ROW
+            PATTERN (H H) DEFINE H AS x >= 4),
+          LAYER rise AS (
+            MEASURES COUNT(*) AS pairs, MAX(P.total) AS best
+            AFTER MATCH SKIP PAST LAST ROW SEMANTICS FLINKCEP
+            PATTERN (P -> Q) DEFINE P FROM pair, Q FROM pair AS Q.total > P.total)
+          MEASURES FIRST(E.best) AS best, COUNT(L.*) AS lows, MATCH_START() AS ms, MATCH_END() AS me,
+                   MATCH_NUMBER() AS mn
+          PATTERN (E L+) WITHIN INTERVAL '10' SECOND
+          DEFINE E FROM rise, L AS x < 3) AS m""",
+    "period_rows": """
+        SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, seq
+          PERIOD (CASE WHEN x % 4 = 0 THEN ts - INTERVAL '3' SECOND WHEN x % 4 = 1 THEN ts - INTERVAL '1' SECOND ELSE ts END, ts)
+          MEASURES EVENT_START(B) AS b_start, MATCH_START() AS ms, MATCH_END() AS me, MATCH_NUMBER() AS mn
+          PATTERN (A B+) WITHIN INTERVAL '5' SECOND
+          DEFINE A AS x < 4, B AS x >= 4) AS m""",
+    "period_under_a_layer": """
+        SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, seq
+          PERIOD (CASE WHEN x % 3 = 0 THEN ts - INTERVAL '2' SECOND ELSE ts END, ts)
+          LAYER hot AS (
+            MEASURES COUNT(*) AS n
+            PATTERN (H+) WITHIN INTERVAL '4' SECOND DEFINE H AS x >= 6)
+          MEASURES EVENT_START(S) AS s_start, COUNT(C.*) AS cools, MATCH_START() AS ms, MATCH_END() AS me
+          PATTERN (S C{{2}}) WITHIN INTERVAL '9' SECOND
+          DEFINE S FROM hot AS S.n >= 2, C AS x <= 4) AS m""",
 }
 
 
@@ -271,6 +310,29 @@ def test_a_changed_query_continues_exactly_or_stops(ss, workdir):
     emitted = {r for _, r in first}
     assert first and second and len(first) + len(second) == len(expected)
     assert ordered(r for _, r in second) == [r for r in expected if r[:-1] not in emitted]
+
+
+def test_a_hierarchy_restarts_exactly_and_a_changed_layer_stops(ss, workdir):
+    """A statement with LAYERs: restarted from its checkpoint once the rest of the rows arrived,
+    it emits exactly the batch query's rows the first run did not (each layer's runs and events
+    are the replayed rows since the key's quiet point); restarted with a changed LAYER, it stops
+    naming the change."""
+    sql = QUERIES["layers_mixed"]
+    rows = events(17)
+    batches = chunked(rows, seed=9, batches=6, jitter=3)
+    script = write_script(f"{workdir}/script.json", SCHEMA, batches[:3])
+    scripted(ss, script, "ts", "3 seconds").where(KEEP).createOrReplaceTempView("events_live")
+    first, _ = run_to_end(sql_ext.stream(ss, sql.format(src="events_live")), f"{workdir}/cp")
+    write_script(script, SCHEMA, batches)
+    changed = sql.replace("DEFINE U AS x >= 5", "DEFINE U AS x >= 6")
+    assert changed != sql
+    with pytest.raises(Exception, match="LAYER, PERIOD, WITHIN changed") as info:
+        run_to_end(sql_ext.stream(ss, changed.format(src="events_live")), f"{workdir}/cp")
+    assert "new checkpoint location" in str(info.value)
+    second, _ = run_to_end(sql_ext.stream(ss, sql.format(src="events_live")), f"{workdir}/cp")
+    expected = batch_rows(ss, sql, rows)
+    assert first and second
+    assert ordered([r for _, r in first] + [r for _, r in second]) == expected
 
 
 def _version_2_processor():

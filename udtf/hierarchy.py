@@ -44,6 +44,7 @@ class HierarchyRunner(PartitionRunner):
         self.raw_types = [(v.name, SqlType.parse(v.type)) for v in hierarchy.rows]
         self.raw: dict = {name: [] for name, _ in self.raw_types}  # the partition's rows from ``raw_first``
         self.raw_first = 0
+        self.row_base = 0  # the partition's rows before the first one fed (a stream's, ``udtf.stream_layers``)
         # per layer below: the index of each of its measures among its events' values
         self.measure_index = [{name: k for k, (name, _) in enumerate(layer.measures)} for layer in hierarchy.layers]
         runners = [*self.below, self]
@@ -114,7 +115,7 @@ class HierarchyRunner(PartitionRunner):
         if raw is not None:
             row = lambda r: raw[r - first]
         elif name == helpers["row"]:
-            row = lambda r: r + 1
+            row = lambda r: self.row_base + r + 1
         else:
             constant = 0 if name in (helpers["level"], helpers["number"]) else None
             row = lambda r: constant

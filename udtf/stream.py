@@ -279,8 +279,7 @@ class ShardStepper:
                 if behind.any():
                     late, new = new.filter(behind), new.filter(~behind)
             if new.num_rows:
-                new = new.append_column(POS, pa.array(np.full(new.num_rows, PENDING), pa.int64())) \
-                    .append_column(META, pa.nulls(new.num_rows, META_TYPE))
+                new = self._pending(new)
                 table = pa.concat_tables([table, new])
                 table = table.take(pc.sort_indices(self._sort_table(table), sort_keys=self.sort_keys))
         done = self._step(table, horizon, ended) if table.num_rows else Step(None, None, None, None)
@@ -291,6 +290,11 @@ class ShardStepper:
             output = rows if done.output is None else pa.concat_batches([done.output, rows])
             return done._replace(output=output, late=late)
         return done._replace(late=late)
+
+    def _pending(self, new: pa.Table) -> pa.Table:
+        """New rows ``new`` as held rows not released yet."""
+        return new.append_column(POS, pa.array(np.full(new.num_rows, PENDING), pa.int64())) \
+            .append_column(META, pa.nulls(new.num_rows, META_TYPE))
 
     def _late_rows(self, late: pa.Table) -> pa.RecordBatch:
         """Output rows for late input rows: the input row in the LATE column (and in the
@@ -455,9 +459,10 @@ class ShardStepper:
         return int(np.ceil(close)) if close is not None and close > horizon else None
 
     # ---- the held table ----------------------------------------------------------------
-    def _held(self, table, pieces, positions, metas) -> pa.Table | None:
+    def _held(self, table, pieces, positions, metas, extra: list = ()) -> pa.Table | None:
         """The next held table: ``pieces`` index ``table`` (a negative index -k: the k-th new
-        meta row of ``metas``, (row of its key in ``table``, META fields))."""
+        meta row of ``metas``, (row of its key in ``table``, META fields); ``extra``: the meta
+        rows' values of the held columns after META, if any)."""
         if not pieces:
             return None
         index = np.concatenate(pieces)
@@ -470,7 +475,8 @@ class ShardStepper:
                       for name, field in zip(self.input_schema.names, self.input_schema)]
             fields = list(zip(*[values for _, values in metas]))
             struct = pa.StructArray.from_arrays([pa.array(f, pa.int64()) for f in fields], fields=list(META_TYPE))
-            rows = pa.Table.from_arrays([*inputs, pa.nulls(len(metas), pa.int64()), struct], schema=self.held_schema)
+            rows = pa.Table.from_arrays([*inputs, pa.nulls(len(metas), pa.int64()), struct, *extra],
+                                        schema=self.held_schema)
             source = pa.concat_tables([table, rows])
             index = np.where(index < 0, table.num_rows - 1 - index, index)
         held = source.take(pa.array(index, pa.int64()))
@@ -611,9 +617,11 @@ class ShardProcessor:
     state store value (``state``: get / update / clear) and its timer (``handle``: registerTimer /
     deleteTimer; event time, or processing time), packets in, packets out."""
 
-    def __init__(self, spec_json: str):
+    def __init__(self, spec_json: str, stepper=None):
+        """``stepper(spec, input_schema, output_schema)``: the stepper (default ``ShardStepper``;
+        ``udtf.stream_layers.stepper`` also steps statements with LAYERs)."""
         spec = StreamSpec.from_json(spec_json)
-        self.stepper = ShardStepper(spec, arrow_schema(spec.inputs), arrow_schema(spec.outputs))
+        self.stepper = (stepper or ShardStepper)(spec, arrow_schema(spec.inputs), arrow_schema(spec.outputs))
 
     def step(self, state, handle, packets: list, watermark_ms: int, fired: int | None = None) -> list:
         """The output packets of a step over the rows of ``packets`` (None when a timer fired)

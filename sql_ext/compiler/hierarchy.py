@@ -84,14 +84,39 @@ def expands(clause: MatchRecognizeClause) -> bool:
     return bool(clause.layers) or clause.period is not None or clause.find(SpanCall) is not None
 
 
+def check_streamed(clause: MatchRecognizeClause, processing_time: bool, late_rows: str | None) -> None:
+    """Refuse, at its line:column, what of ``clause`` (``expands``) does not stream: processing
+    time; with LAYERs, late rows output, WITH TIMEOUT ROWS and a layer refining the partition
+    (on a stream the layers run in one pass, in the statement's partition)."""
+    node = clause.layers[0] if clause.layers else clause.period if clause.period is not None else \
+        clause.find(SpanCall)
+    what = "LAYER" if clause.layers else "PERIOD" if clause.period is not None else node.args["kind"]
+    if processing_time:
+        raise error(f"{what}: a statement with LAYERs, PERIOD or the interval functions streams in event time only "
+                    "(its items are ordered and windowed by their ORDER BY key, not by their arrival)", node)
+    if not clause.layers:
+        return
+    if late_rows is not None:
+        raise error("LAYER: a statement with LAYERs does not output late rows on a stream yet (late_rows; "
+                    "without it late rows are dropped)", node)
+    if clause.args.get("timeout") is not None:
+        raise error("WITH TIMEOUT ROWS: a statement with LAYERs does not stream with timed-out rows yet "
+                    "(docs/hierarchies.md)", clause.args["timeout"])
+    for layer in clause.layers:
+        keys = refinement(clause, layer)
+        if keys:
+            raise error(f"LAYER {variable_name(layer.this)} PARTITION BY {keys[0].name}: a layer refining the "
+                        "statement's partition does not stream yet (on a stream the layers run in one pass, in the "
+                        "statement's partition; docs/hierarchies.md)", keys[0])
+
+
 def not_streamed(clause: MatchRecognizeClause) -> Exception:
-    """The error refusing ``clause`` (``expands``) on a stream."""
-    if clause.layers:
-        return error("LAYER: a statement with LAYERs does not stream yet (docs/hierarchies.md)", clause.layers[0])
-    if clause.period is not None:
-        return error("PERIOD: interval rows do not stream yet (docs/hierarchies.md)", clause.period)
-    call = clause.find(SpanCall)
-    return error(f"{call.args['kind']}: the interval functions do not stream yet (docs/hierarchies.md)", call)
+    """The error refusing on a stream a statement with LAYERs that the one pass does not cover
+    (in batch it runs as its expansion, one UDTF per layer, which a stream cannot chain)."""
+    return error("LAYER: this statement does not stream: on a stream its layers run in one pass, which does not "
+                 "cover it (an expression the engine does not evaluate - a subquery, MEASURES navigating over an "
+                 "expression, a function outside docs/spark-semantics.md's - or a layer measure the engine types "
+                 "otherwise than Spark; docs/hierarchies.md)", clause.layers[0])
 
 
 def expand(clause: MatchRecognizeClause, input_text: str, input_fields: tuple,

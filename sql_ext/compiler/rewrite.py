@@ -107,11 +107,13 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     layers, stack = None, None  # the one pass (``one_pass``), when it covers the statement
     if hierarchy.expands(clause):
         if streaming:
-            raise hierarchy.not_streamed(clause)
+            hierarchy.check_streamed(clause, catalog.processing_time, catalog.late_rows)
         expanded: list = []  # (clause, union) of each layer
+        # on a stream the layers are planned for the one pass (typed as in batch), never run alone
+        layer_catalog = catalog.layer_catalog() if streaming else catalog
 
         def layer(layer_clause, text):
-            below.append(rewrite(layer_clause, catalog, text, "", ctes=ctes))
+            below.append(rewrite(layer_clause, layer_catalog, text, "", ctes=ctes))
             expanded.append((layer_clause, text))
             return below[-1].text
         statement, rows_fields = analysis, input_fields
@@ -120,6 +122,8 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         input_fields = checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
         analysis = analyze(clause, [f.name for f in input_fields])
         layers = one_pass.layers(statement.clause, expanded, below, expansion, schema, settings)
+        if streaming and layers is None and statement.clause.layers:
+            raise hierarchy.not_streamed(statement.clause)
     if not streaming and catalog.is_streaming(ctes + f"SELECT * FROM {input_text}"):
         if windowed is not None:
             raise error("the input of a window with pattern recognition is a streaming relation: such a window "
@@ -145,7 +149,9 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         clause))
     typed = lower.Typed(input_fields, computed_fields, aggregate_fields, computed)
     lowered = lower.lower(analysis, planned, window, typed, alias, settings, stack=stack)
-    if streaming:
+    if streaming and stack is not None:  # the one pass reads the input rows with their interval
+        catalog.register_stream(lowered, statement, ctes + stack.query, schema(stack.query), rows_fields)
+    elif streaming:
         catalog.register_stream(lowered, analysis, ctes + computed, computed_fields, input_fields)
     else:
         _register(catalog, lowered)

@@ -28,6 +28,7 @@ from udtf.pattern import Anchor, Neg, Repeat, Var, walk
 from udtf.plan import Semantics
 from udtf.stream import Column, Fingerprint, OrderKey, StreamSpec, lookback, reads_across_gaps
 from udtf.transport import PACKET_DDL, STATE_FIELDS
+from udtf.wire import encode as wire_encode
 
 from ..compiler.analyze import Analysis, analysis_column, error
 from ..compiler.lower import Lowered, quote, stream_view
@@ -98,6 +99,11 @@ class StreamCatalog(SparkCatalog):
         self.late_rows = late_rows
         self.processing_time = processing_time
 
+    def layer_catalog(self) -> SparkCatalog:
+        """The catalog the LAYERs of a streaming statement are planned with: a batch one, its
+        input taken as it is (the layers run in the statement's one pass, never alone)."""
+        return _LayerCatalog(self.spark, self.args, self.run)
+
     def register_stream(self, lowered: Lowered, analysis: Analysis, computed: str, computed_fields: tuple,
                         input_fields: tuple):
         """Create the view ``stream_view(lowered.name)`` running ``lowered`` over the streaming
@@ -143,6 +149,13 @@ class StreamCatalog(SparkCatalog):
             _processor(spec.to_json(), self.processing_time), "rows BINARY", "Append",
             "ProcessingTime" if self.processing_time else "EventTime")
         matched.mapInArrow(_unpacker(output.json()), output).createOrReplaceTempView(stream_view(lowered.name))
+
+
+class _LayerCatalog(SparkCatalog):
+    """``StreamCatalog.layer_catalog``: typing a layer's clause over a streaming input."""
+
+    def is_streaming(self, sql: str) -> bool:
+        return False
 
 
 def shard_expression(spark, keys: list, shards: int) -> str:
@@ -210,8 +223,9 @@ def _processor(spec_json: str, processing_time: bool):
         def _step(self, packets, timer_values, fired=None):
             if self.shard is None:
                 from udtf.stream import ShardProcessor
+                from udtf.stream_layers import stepper
 
-                self.shard = ShardProcessor(spec_json)
+                self.shard = ShardProcessor(spec_json, stepper)
             clock = timer_values.getCurrentProcessingTimeInMs() if processing_time else \
                 timer_values.getCurrentWatermarkInMs()
             out = self.shard.step(self.state, self.handle, packets, clock, fired)
@@ -253,6 +267,9 @@ def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, arg
     }
     if processing_time:  # absent in event time: the fingerprints of event-time checkpoints stay as they were
         parts["the clock (processing_time)"] = "processing time"
+    if plan.hierarchy is not None:  # (absent without LAYERs, likewise)
+        parts["LAYER, PERIOD, WITHIN"] = (wire_encode((plan.hierarchy, plan.define)), [to_spark_sql(node) for node in (
+            clause.period, clause.within) if node is not None])
     return tuple((name, hashlib.sha1(json.dumps(value, default=str).encode()).hexdigest()[:16])
                  for name, value in parts.items())
 

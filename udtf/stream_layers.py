@@ -1,0 +1,167 @@
+"""A statement with LAYERs on Structured Streaming (docs/hierarchies.md, "On a stream"): the
+layer stack of the batch one pass (``udtf.hierarchy.HierarchyRunner``) stepped per key inside
+the streaming operator, with ``udtf.stream``'s held table, watermark, late rows and timers.
+
+A key's state is what the one pass needs to go on: the rows it read since its last *quiet
+point* (kept, ``POS`` 1, 2, ...), the rows the watermark has not released (``PENDING``) and a
+meta row saying how many rows were dropped before the kept ones, how many of the top's matches
+were emitted (``Meta.number``) and, in the column ``LAYERS``, every layer's MATCH_NUMBER at the
+quiet point.  A quiet point is a row before which the stack holds nothing: every layer's
+matcher decided every item it read, no event waits for a reader, every layer reading rows read
+them all.  A fresh stack started there, with the layers' MATCH_NUMBERs, reports what the whole
+key's stack reports from there on (no layer reads back across it: with PREV or ``^`` in some
+layer no point is quiet and the key keeps its rows).
+
+A step replays the kept rows and reads the released ones through the one pass (in chunks,
+noting the last quiet point after each), and emits the top's matches numbered past those
+emitted: the one pass reports a match only once no later row can change it (each layer's
+frontier, ``udtf.match.layers``), and its MATCH_NUMBERs are the order of report, so a replay
+reports the earlier matches again, under the same numbers, and only those.  A layer's WITHIN is
+decided by a later row or the end of the stream (the shard wakes up at its first pending row).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .hierarchy import HierarchyRunner
+from .plan import EnginePlan, OutputKind
+from .program import Kind
+from .stream import (END_OF_STREAM, META, META_TYPE, NONE, PENDING, POS, Shard, ShardStepper, Step, StreamSpec, lookback,
+                     reads_across_gaps)
+
+LAYERS = "__sparkcep_layers"  # on a meta row: each layer's MATCH_NUMBER at the quiet point (the top's last)
+CHUNK = 64  # rows fed to the stack between two looks for a quiet point
+
+
+def stepper(spec: StreamSpec, input_schema: pa.Schema, output_schema: pa.Schema) -> ShardStepper:
+    """The stepper of ``spec``: the layer stack's where the plan has LAYERs."""
+    kind = LayeredStepper if EnginePlan.from_json(spec.plan).hierarchy is not None else ShardStepper
+    return kind(spec, input_schema, output_schema)
+
+
+class StreamedHierarchy(HierarchyRunner):
+    """The one pass over one key's rows from a quiet point, emitting the top's matches numbered
+    past ``emitted``."""
+
+    def __init__(self, plan: EnginePlan, output_schema: pa.Schema):
+        super().__init__(plan, output_schema)
+        self.emitted = 0
+        plans = [*(layer.plan for layer in plan.hierarchy.layers), plan]
+        runners = [*self.below, self]
+        # no layer reads back across a quiet point (PREV, ^): the rows before it can go
+        self.trims = not any(runner.lookback or any(s.kind is Kind.BOL for s in p.program.states)
+                             for runner, p in zip(runners, plans))
+        # a key with nothing held keeps its meta row (MATCH_NUMBER, ^ or PREV read across idle gaps)
+        self.tail = any(reads_across_gaps(p, lookback(p)) for p in plans)
+
+    def _output(self, matches: list) -> list:
+        super()._output([m for m in matches if m.number > self.emitted])
+        return [()] * len(matches)
+
+    def run(self, rows: pa.Table, dropped: int, numbers: list | None, emitted: int, ended: bool):
+        """Read ``rows`` (a key's rows from its quiet point; ``dropped`` rows before them, the
+        layers' MATCH_NUMBERs ``numbers`` there, ``emitted`` top matches emitted): (output
+        batch or None, the last quiet point in ``rows``, the MATCH_NUMBERs there, the top's
+        MATCH_NUMBER after them)."""
+        self.reset()
+        self.key = tuple(rows.column(name)[0].as_py() for name in self.keys)
+        self.row_base = dropped
+        matchers = [layer.matcher for layer in self.stack.layers]
+        if numbers is not None:
+            for matcher, number in zip(matchers, numbers):
+                matcher.match_number = number
+        self.emitted = emitted
+        quiet, at_quiet = 0, [m.match_number for m in matchers]
+        for batch in rows.to_batches(max_chunksize=CHUNK):
+            self._append(batch)
+            if self.trims and not ended and self._quiet():
+                quiet, at_quiet = self.stack.size, [m.match_number for m in matchers]
+        if ended:
+            self._located(self.stack.finish)
+        return self._flush(), quiet, at_quiet, matchers[-1].match_number
+
+    def _quiet(self) -> bool:
+        """Does the stack hold nothing a later row could still use?"""
+        stack = self.stack
+        return all(layer.matcher.low_water() >= len(items) and not held and not released and
+                   (not layer.reads_rows or fed == stack.size)
+                   for layer, items, held, released, fed in zip(stack.layers, stack.items, stack.held,
+                                                                 stack.released, stack.rows_fed))
+
+
+class LayeredStepper(ShardStepper):
+    """``ShardStepper`` for a plan with LAYERs: each stepped key runs ``StreamedHierarchy``
+    (see the module docstring for its held rows)."""
+
+    def __init__(self, spec: StreamSpec, input_schema: pa.Schema, output_schema: pa.Schema):
+        self.spec = spec
+        self.plan = plan = EnginePlan.from_json(spec.plan)
+        self.input_schema = input_schema
+        self.output_schema = output_schema
+        self.held_schema = input_schema.append(pa.field(POS, pa.int64())).append(pa.field(META, META_TYPE)) \
+            .append(pa.field(LAYERS, pa.list_(pa.int64())))
+        self.keys = plan.partition
+        self.event_time = spec.order[0].column
+        self.context = spec.context
+        self.late = any(o.kind is OutputKind.LATE for o in plan.output)
+        self.runner = StreamedHierarchy(plan, output_schema)
+        self.tail = self.runner.tail
+        self.sort_keys = self._sort_keys()
+
+    def _pending(self, new: pa.Table) -> pa.Table:
+        return super()._pending(new).append_column(LAYERS, pa.nulls(new.num_rows, pa.list_(pa.int64())))
+
+    def _meta_columns(self, metas: list) -> list:
+        return [pa.array([numbers for _, _, numbers in metas], pa.list_(pa.int64()))]
+
+    def _step(self, table: pa.Table, horizon: int, ended: bool) -> Step:
+        starts = self._segments(table)
+        ends = np.append(starts[1:], table.num_rows)
+        pos = table.column(POS).to_numpy()
+        times = self._micros(table)
+        has_meta = pos[starts] == 0
+        pending = pos == PENDING
+        released = pending & ((times <= horizon) | ended)
+        kept = np.add.reduceat((pos > 0) & ~pending, starts)
+        fresh = np.add.reduceat(released, starts)
+        meta = self._meta(table, starts, has_meta)
+        numbers = table.column(LAYERS)
+        inputs = table.select(self.input_schema.names)
+        outputs, pieces, positions, metas = [], [], [], []
+        for s in range(len(starts)):
+            lo, hi = int(starts[s]), int(ends[s])
+            first, k, f = lo + int(has_meta[s]), int(kept[s]), int(fresh[s])
+            if not f and not ended:
+                pieces.append(np.arange(lo, hi))
+                positions.append(pos[lo:hi])
+                continue
+            if ended and not k + f:
+                continue  # (a meta row alone: its key is done)
+            dropped, emitted = int(meta["dropped"][s]), int(meta["number"][s])
+            output, quiet, at_quiet, emitted = self.runner.run(
+                inputs.slice(first, k + f), dropped, numbers[lo].as_py() if has_meta[s] else None, emitted, ended)
+            if output is not None:
+                outputs.append(output)
+            if ended:
+                continue
+            waiting = hi - (first + k + f)  # rows not released
+            keep = k + f - quiet
+            if not keep and not waiting and not self.tail:
+                continue  # the key can no longer contribute: its state goes
+            metas.append((lo, (dropped + quiet, 0, emitted, -1, horizon, NONE), at_quiet))
+            pieces.append(np.array([-len(metas)]))  # the new meta row (resolved in ``_held``)
+            positions.append(np.zeros(1, np.int64))
+            pieces.append(np.arange(first + quiet, first + k + f))
+            positions.append(np.arange(1, keep + 1, dtype=np.int64))
+            pieces.append(np.arange(hi - waiting, hi))
+            positions.append(np.full(waiting, PENDING, np.int64))
+        output = pa.concat_batches(outputs) if outputs else None
+        held = self._held(table, pieces, positions, [(lo, values) for lo, values, _ in metas],
+                          self._meta_columns(metas) if metas else [])
+        if held is None:
+            return Step(None, output, None, None)
+        # the shard wakes up at its first pending row, at the latest when the stream ends
+        waiting = np.where(pending & ~released, times, END_OF_STREAM)
+        wake = min(END_OF_STREAM, int(np.min(waiting)))
+        return Step(Shard(held, horizon), output, None, -(-wake // 1000))
