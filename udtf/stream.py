@@ -26,7 +26,10 @@ state only while it holds rows a run, a pending row or the lookback can still re
 the plan reads MATCH_NUMBER or ``^`` across idle gaps, its meta row (``Tail``).
 
 A row whose event time is at or before the watermark of the shard's previous step is *late*:
-the matcher has read rows of its key past it, so it is set aside (``Step.late``).
+the matcher has read rows of its key past it, so it is set aside (``Step.late``).  A shard
+whose keys all went keeps that watermark (and no rows) until the stream ends (its timer): a
+key's state goes once the watermark passed its rows, and a row of the key behind them is
+still late.
 
 In processing time (FlinkCEP's ``inProcessingTime``) the first ORDER BY key is the rows'
 arrival time and the micro-batch's processing time is handed in where the watermark is: the
@@ -283,6 +286,8 @@ class ShardStepper:
                 table = pa.concat_tables([table, new])
                 table = table.take(pc.sort_indices(self._sort_table(table), sort_keys=self.sort_keys))
         done = self._step(table, horizon, ended) if table.num_rows else Step(None, None, None, None)
+        if done.shard is None and not ended:  # (its keys' rows at or before the watermark are late)
+            done = done._replace(shard=Shard(self.empty(), horizon), timer=-(-END_OF_STREAM // 1000))
         if late is None:
             return done
         if self.late:

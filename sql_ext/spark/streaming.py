@@ -109,15 +109,37 @@ class StreamCatalog(SparkCatalog):
         """Create the view ``stream_view(lowered.name)`` running ``lowered`` over the streaming
         query ``computed`` (whose columns are ``computed_fields``; the clause's input has
         ``input_fields``)."""
-        clause = analysis.clause
-        check_final(analysis)
         source = self._ask(computed)
         if not source.isStreaming:
             raise error("stream(): the input of MATCH_RECOGNIZE is not a streaming relation (use "
-                        "spark.sql for a batch input)", clause.input)
+                        "spark.sql for a batch input)", analysis.clause.input)
+        spec = self.stream_spec(lowered, analysis, source.schema, computed_fields, input_fields)
+        plan = lowered.plan
+        shards = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+        types = {f.name: f for f in computed_fields}
+        keys = [_hashable(quote(k), types[k].type) for k in plan.partition]
+        packets = source.selectExpr(f"{shard_expression(self.spark, keys, shards)} AS {quote(SHARD)}",
+                                    *map(quote, lowered.shipped)) \
+            .mapInArrow(_packer(SHARD), PACKET_DDL)
+        from pyspark.sql.types import StructType
+
+        output = StructType.fromJson({"type": "struct", "fields": [
+            {"name": f.name, "type": json.loads(f.json), "nullable": True, "metadata": {}} for f in lowered.output]})
+        matched = packets.groupBy("shard").transformWithState(
+            _processor(spec.to_json(), self.processing_time), "rows BINARY", "Append",
+            "ProcessingTime" if self.processing_time else "EventTime")
+        matched.mapInArrow(_unpacker(output.json()), output).createOrReplaceTempView(stream_view(lowered.name))
+
+    def stream_spec(self, lowered: Lowered, analysis: Analysis, schema, computed_fields: tuple,
+                    input_fields: tuple) -> StreamSpec:
+        """What the processor of ``lowered`` runs, over an input whose Spark schema is ``schema``;
+        a clause no stream could answer, or one not ordered by the input's event time first, is
+        refused at its line:column."""
+        clause = analysis.clause
+        check_final(analysis)
         first = clause.order[0]
         event_time = analysis_column(analysis, first.this)
-        field = source.schema[event_time]
+        field = schema[event_time]
         if self.processing_time:
             if field.dataType.typeName() != "timestamp" or first.args.get("desc"):
                 raise error("a MATCH_RECOGNIZE streamed in processing time orders by arrival time first: "
@@ -135,20 +157,8 @@ class StreamCatalog(SparkCatalog):
         shards = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
         context = lookback(plan)
         parts = fingerprint(analysis, plan, order, input_fields, self.args, shards, self.processing_time)
-        spec = StreamSpec(plan.to_json(), inputs, outputs, order, context,
+        return StreamSpec(plan.to_json(), inputs, outputs, order, context,
                           Fingerprint(parts, context, reads_across_gaps(plan, context)))
-        keys = [_hashable(quote(k), types[k].type) for k in plan.partition]
-        packets = source.selectExpr(f"{shard_expression(self.spark, keys, shards)} AS {quote(SHARD)}",
-                                    *map(quote, lowered.shipped)) \
-            .mapInArrow(_packer(SHARD), PACKET_DDL)
-        from pyspark.sql.types import StructType
-
-        output = StructType.fromJson({"type": "struct", "fields": [
-            {"name": f.name, "type": json.loads(f.json), "nullable": True, "metadata": {}} for f in lowered.output]})
-        matched = packets.groupBy("shard").transformWithState(
-            _processor(spec.to_json(), self.processing_time), "rows BINARY", "Append",
-            "ProcessingTime" if self.processing_time else "EventTime")
-        matched.mapInArrow(_unpacker(output.json()), output).createOrReplaceTempView(stream_view(lowered.name))
 
 
 class _LayerCatalog(SparkCatalog):

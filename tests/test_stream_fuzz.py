@@ -1,0 +1,229 @@
+"""Differential fuzz of the streaming path against batch (tests/stream_fuzz_support.py).
+
+* Engine level, no Spark: the engine's random plans (tests/test_stream_engine.py's ``Case``:
+  both semantics, WITHIN, UNTIL, PREV across steps, anchors, every skip and rows-per-match
+  mode) through ``ShardStepper`` under ``stream_fuzz_support.Arrival`` - micro-batches of 0-60
+  rows, empty ones, 1-3 shards, late rows, a fresh stepper (a restart) before a random share of
+  the steps - against ``PartitionRunner`` over the rows not set aside as late.
+* Statement level, through Spark: bench/shapes.py's random shapes (with WITHIN, FlinkCEP
+  semantics, ties in the event time, NULLs, three keys) planned as a stream and as a batch
+  statement: the stepper against the batch engine under several arrivals, and the rewritten
+  streaming statement over the stepper's output against ``spark.sql``.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from stream_fuzz_support import (REFUSALS, SECOND, Arrival, Planned, batch_engine, engine_case, load_rows, rows_for, shape_sql,
+                                 statement_rows, stream_engine)
+from test_stream_engine import Case, _table
+from udtf import expr as ir
+from udtf.errors import MatchRecognizeError
+from udtf.plan import Output, OutputKind, Semantics
+from udtf.stream import ShardStepper, arrow_schema, lookback, reads_across_gaps
+from udtf.transport import dump_state, load_state
+
+import pyarrow as pa
+
+
+class EngineCase:
+    """A ``test_stream_engine.Case`` as ``stream_fuzz_support.Planned`` (no Spark); for two seeds
+    in three without its measures MATCH_NUMBER and PREV (so that a key's state goes once it is
+    decided, unless its DEFINE reads PREV or the pattern ``^``), and for odd seeds with key "b"
+    ending halfway (its shard, when it has one of its own, empties before the stream ends)."""
+
+    def __init__(self, case: Case):
+        self.case = case
+        spec, plan = case.spec(), case.plan
+        if case.seed % 3:
+            carry = [o for o in plan.output if o.kind is OutputKind.CARRY]
+            last = Output(OutputKind.TAKE, column="seq", atom=2)
+            outputs = (*carry, last, Output(OutputKind.VALUE, atom=0), Output(OutputKind.TAKE, column="seq", atom=1),
+                       last, last)
+            plan = plan._replace(atoms=plan.atoms[1:4], output=outputs)
+            context = lookback(plan)
+            spec = spec._replace(plan=plan.to_json(), context=context, fingerprint=spec.fingerprint._replace(
+                context=context, tail=reads_across_gaps(plan, context)))
+        self.spec, self.plan = spec, plan
+        self.input_schema, self.output_schema = arrow_schema(spec.inputs), arrow_schema(spec.outputs)
+        rows = case.rows
+        if case.seed % 2:
+            rows = [r for r in rows if r["k"] == "a" or r["seq"] <= len(rows) * 3 // 4]
+        self.input = _table(self.input_schema, rows)
+
+    def stepper(self) -> ShardStepper:
+        return ShardStepper(self.spec, self.input_schema, self.output_schema)
+
+
+def _check_engine(seeds, semantics, anchored=False):
+    for seed in seeds:
+        case = EngineCase(Case(seed, semantics, anchored))
+        try:
+            batch_engine(case, case.input)
+        except MatchRecognizeError as e:  # a runtime error (AFTER MATCH SKIP): the stream fails alike (with
+            # another key's error, if one steps first)
+            with pytest.raises(MatchRecognizeError, match=re.escape(e.message.split(" failed")[0])):
+                engine_case(case, seed)
+            continue
+        for arrival in range(3):
+            try:
+                got, expected, _ = engine_case(case, seed * 7 + arrival, late=0.1 if arrival == 2 else 0.0)
+            except MatchRecognizeError:  # (without its late rows, the input fails)
+                assert arrival == 2, case.case.describe()
+                continue
+            assert got == expected, f"{case.case.describe()} arrival {arrival}"
+
+
+@pytest.mark.parametrize("semantics", [Semantics.STANDARD, Semantics.FLINKCEP])
+def test_engine_plans_stream_like_batch(semantics):
+    """80 plans per semantics, 3 arrivals each (one with late rows)."""
+    _check_engine(range(1000, 1080), semantics)
+
+
+def test_anchored_plans_stream_like_batch():
+    _check_engine(range(2000, 2040), Semantics.STANDARD, anchored=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("semantics", [Semantics.STANDARD, Semantics.FLINKCEP])
+def test_engine_plans_stream_like_batch_wide(semantics):
+    _check_engine(range(3000, 4500), semantics)
+
+
+def _check_shapes(spark, indexes, arrivals):
+    import sql_ext
+
+    sql_ext.enable(spark)
+    checked = 0
+    for index in indexes:
+        load_rows(spark, "fuzz_src", rows_for(index, keys=3, per_key=30))
+        sql, describe = shape_sql(1, index, "fuzz_src")
+        try:
+            spark.sql(sql).collect()
+        except MatchRecognizeError:
+            continue  # (a shape batch refuses: the stream refuses it too, at analysis)
+        try:
+            planned = Planned(spark, sql)
+        except MatchRecognizeError as e:
+            assert any(m in e.message for m in REFUSALS), f"{describe}: {e.message}"
+            continue
+        for arrival in range(arrivals):
+            got, expected, _ = engine_case(planned, index * 100 + arrival, late=0.1 if arrival % 3 == 2 else 0.0)
+            assert got == expected, f"{describe}, arrival {arrival}\n{sql}"
+        table = planned.input
+        times = table.column(planned.spec.order[0].column).cast(pa.int64()).to_pylist()
+        output, _ = stream_engine(planned, table, Arrival(index, table.num_rows, times, 3 * SECOND, 0.0))
+        got, expected = statement_rows(spark, planned, output, sql)
+        assert got == expected, f"{describe}\n{sql}"
+        checked += 1
+    assert checked >= len(indexes) // 2, "most shapes should be checked, not skipped"
+
+
+def test_shapes_stream_like_batch(spark):
+    _check_shapes(spark, range(0, 6), arrivals=3)
+
+
+@pytest.mark.slow
+def test_shapes_stream_like_batch_wide(spark):
+    _check_shapes(spark, range(12, 200), arrivals=4)
+
+
+TYPED = ("sym, ts, seq, price, x, CAST(price AS DECIMAL(20, 4)) / 3 AS d, "
+         "named_struct('big', 9007199254740993L + seq, 'at', ts + INTERVAL 1 HOUR, 'p', price) AS st, "
+         "array(x, price, NULL) AS arr, map('p', price, 'x', x) AS mp")
+TYPED_MEASURES = "FIRST(st) AS t_st, LAST(arr) AS t_arr, LAST(mp) AS t_mp, SUM(d) AS t_d, LAST(ts) AS t_ts, "
+
+
+@pytest.mark.slow
+def test_shapes_on_a_live_stream(spark, tmp_path, confs):
+    """A few random shapes (with DECIMAL, nested STRUCT / ARRAY / MAP and TIMESTAMP measures,
+    session zone America/Los_Angeles) through ``sql_ext.stream`` on a scripted source with a
+    watermark, against ``spark.sql`` over the same rows."""
+    import sql_ext
+    from stream_support import END_TS, micros, run_to_end, scripted, write_script
+    from test_streaming import KEEP, _comparable, _split
+
+    from stream_fuzz_support import SCHEMA
+
+    sql_ext.enable(spark)
+    confs(spark, {"spark.sql.session.timeZone": "America/Los_Angeles"})
+    done = 0
+    for index in (0, 3, 5, 8, 14, 21):
+        rows = rows_for(index, keys=3, per_key=16)
+        load_rows(spark, "typed_src", rows)
+        spark.sql(f"SELECT {TYPED} FROM typed_src").createOrReplaceTempView("typed_rest")
+        sql, describe = shape_sql(1, index, "__src__")
+        sql = sql.replace("  MEASURES ", "  MEASURES " + TYPED_MEASURES, 1)
+        try:
+            expected = sorted(map(_comparable, spark.sql(sql.replace("__src__", "typed_rest")).collect()), key=repr)
+        except MatchRecognizeError:
+            continue
+        r = __import__("random").Random(index)
+        arrival = sorted(rows, key=lambda row: row["ts"] + r.randrange(3 * SECOND))
+        cuts = sorted(r.sample(range(1, len(arrival)), 3))
+        batches = [[[row[c] for c in ("sym", "ts", "seq", "price", "x")] for row in arrival[a:b]]
+                   for a, b in zip([0] + cuts, cuts + [len(arrival)])]
+        batches.append([[-1, micros(END_TS), 0, 0, 0]])
+        script = write_script(f"{tmp_path}/{index}/script.json", SCHEMA, batches)
+        scripted(spark, script, "ts", "4 seconds").where(KEEP).selectExpr(*_split(TYPED)) \
+            .createOrReplaceTempView("typed_live")
+        try:
+            frame = sql_ext.stream(spark, sql.replace("__src__", "typed_live"))
+        except MatchRecognizeError as e:
+            assert any(m in e.message for m in REFUSALS), f"{describe}: {e.message}"
+            continue
+        got, _ = run_to_end(frame, f"{tmp_path}/{index}/cp")
+        assert sorted((_comparable(row) for _, row in got), key=repr) == expected, f"{describe}\n{sql}"
+        done += 1
+    assert done >= 3
+
+
+def test_a_late_row_of_a_key_whose_state_went_is_late():
+    """Found by this fuzz's arrival model (keys ending at different times, late rows): ``A B``
+    (A AS m_A, B AS m_B, ONE ROW PER MATCH) over key a's rows A at 1 s, B at 3 s matches (1, 3)
+    once the watermark passes 3 s, and the key's state goes - its shard's with it.  A row A at
+    2 s arriving with the watermark at 10 s was taken for a new key's first row (a shard without
+    state had no watermark to be late against) and matched with the next row, B at 11 s: (2, 4)
+    - a match neither the batch query over all rows ((2, 3)) nor over the rows the stream keeps
+    ((1, 3)) has.  Now the emptied shard keeps its watermark until the stream ends, and the row is
+    late."""
+    from udtf.compile import compile_pattern
+    from udtf.pattern import parse_pattern
+    from udtf.plan import Atom, Condition, EnginePlan, Limits, RowsMode, Skip, SkipMode
+    from udtf.stream import END_OF_STREAM, Column, Fingerprint, OrderKey, StreamSpec
+
+    plan = EnginePlan(
+        program=compile_pattern(parse_pattern("A B"), ["A", "B"], untils=set(), within=False),
+        semantics=Semantics.STANDARD, skip=Skip(SkipMode("PAST LAST ROW"), (), None), rows=RowsMode.ONE,
+        define=(Condition(0, "m_A", None), Condition(1, "m_B", None)), until=(), partition=("k",),
+        masks=("m_A", "m_B"), derived=(), values=(), order_key=None, within=None, lookahead=0,
+        atoms=(Atom(ir.Nav(None, None, None, ir.NavMode.FIRST), False), Atom(ir.Nav(None, None, None, ir.NavMode.LAST), False)),
+        output=(Output(OutputKind.CARRY, column="k"), Output(OutputKind.TAKE, column="seq", atom=0),
+                Output(OutputKind.TAKE, column="seq", atom=1)), limits=Limits(), ansi=True)
+    inputs = (Column("k", '"string"'), Column("seq", '"long"'), Column("ts", '"timestamp"'),
+              Column("m_A", '"boolean"'), Column("m_B", '"boolean"'))
+    outputs = (Column("k", '"string"'), Column("first", '"long"'), Column("last", '"long"'))
+    spec = StreamSpec(plan.to_json(), inputs, outputs, (OrderKey("ts", False, True), OrderKey("seq", False, True)),
+                      0, Fingerprint((), 0, reads_across_gaps(plan, 0)))
+    stepper = ShardStepper(spec, arrow_schema(inputs), arrow_schema(outputs))
+    t0 = 1_700_000_000 * SECOND
+
+    def rows(*values):
+        return pa.table({"k": ["a"] * len(values), "seq": [v[0] for v in values],
+                         "ts": pa.array([t0 + v[1] * SECOND for v in values], pa.timestamp("us", "UTC")),
+                         "m_A": [v[2] == "A" for v in values], "m_B": [v[2] == "B" for v in values]})
+
+    out = []
+    shard = None
+    ten = (t0 + 10 * SECOND) // 1000  # the watermark at 10 s (ms)
+    for new, watermark in ((rows((1, 1, "A"), (3, 3, "B")), 0), (None, ten), (rows((2, 2, "A"), (4, 11, "B")), ten),
+                           (None, END_OF_STREAM // 1000)):
+        done = stepper.step(shard, new, watermark)
+        shard = None if done.shard is None else stepper.restore(load_state(dump_state(stepper.stored(done.shard))))
+        out += [] if done.output is None else done.output.to_pylist()
+        if new is not None and new.column("seq")[0].as_py() == 2:
+            assert done.late is not None and done.late.column("seq").to_pylist() == [2]
+    assert out == [{"k": "a", "first": 1, "last": 3}]
+    assert shard is None  # (nothing left once the stream ended)
