@@ -40,8 +40,10 @@ Parts, all in one SparkSession (local[2]), each variant timed to its end:
   bench/flinkcep.py's formula with ``--keys`` keys, one event a millisecond (about one a second
   per key), as a stream of ``--batches`` files (watermark delay 0: the events are in order)
   against a Flink 2.3 DataStream job (``keyBy`` + ``CEP.pattern``, event time, local
-  MiniCluster, parallelism 2; bench/flink/BenchFlinkCep.java, JVM start excluded); the match
-  counts and checksums must agree.
+  MiniCluster, parallelism 2; bench/flink/BenchFlinkCep.java, JVM start excluded), and the
+  ``packet_floor`` and ``batch`` (``spark.sql`` over the files at rest, into parquet) of the
+  same query, all with the settings docs/streaming.md recommends (``settings_of``); the match
+  counts and checksums of stream, batch and Flink must agree.
 """
 from __future__ import annotations
 
@@ -197,13 +199,14 @@ def floor_query(spark, path: str):
         no_op(), "k bigint", "Append", "EventTime")
 
 
-def packet_floor_query(spark, path: str):
+def packet_floor_query(spark, path: str, schema: str = SCHEMA, delay: str = "10 seconds"):
     from sql_ext.spark.streaming import SHARD, _packer, shard_expression
     from udtf.transport import PACKET_DDL
 
     shard = shard_expression(spark, ["k"], int(spark.conf.get("spark.sql.shuffle.partitions")))
-    return read_stream(spark, path, SCHEMA, "10 seconds") \
-        .selectExpr(f"{shard} AS `{SHARD}`", "k", "ts", "x") \
+    columns = [c.split()[0] for c in schema.split(",")]
+    return read_stream(spark, path, schema, delay) \
+        .selectExpr(f"{shard} AS `{SHARD}`", *columns) \
         .mapInArrow(_packer(SHARD), PACKET_DDL) \
         .groupBy("shard").transformWithState(no_op(), "shard bigint", "Append", "EventTime")
 
@@ -410,26 +413,58 @@ def state_series(spark, data: str, work: str) -> dict:
 
 
 def flink_comparison(spark, data: str, work: str, args) -> dict:
+    """With the settings docs/streaming.md recommends: the packet floor, the stream and the batch
+    query over the same files (seconds, task CPU seconds), then the Flink job; every answer
+    (match count, id sums) must be Flink's."""
     import subprocess
 
     import sql_ext
     from bench.flinkcep import build_flink
 
     schema = "k bigint, id bigint, name bigint, ts timestamp"
-    read_stream(spark, data, schema, "0 seconds").createOrReplaceTempView("events")
-    sink = f"{work}/flink_out"
-    shutil.rmtree(sink, ignore_errors=True)
-    seconds, _ = run_stream(sql_ext.stream(spark, FLINK_QUERY), f"{work}/flink_cp", sink=sink)
-    row = spark.read.parquet(sink).selectExpr("COUNT(*) AS m", "SUM(a_id) AS f", "SUM(b_id) AS l").collect()[0]
-    ours = {"matches": row.m, "sum_first": row.f or 0, "sum_last": row.l or 0}
+    seconds, cpu, answers = {}, {}, {}
+
+    def timed(name, run):
+        before = cpu_seconds()
+        seconds[name] = run()
+        cpu[name] = round(cpu_seconds() - before, 1)
+
+    def answer(sink):
+        row = spark.read.parquet(sink).selectExpr("COUNT(*) AS m", "SUM(a_id) AS f", "SUM(b_id) AS l").collect()[0]
+        return {"matches": row.m, "sum_first": row.f or 0, "sum_last": row.l or 0}
+
+    with session_settings(spark, settings_of(CORES)):
+        timed("packet_floor", lambda: run_stream(packet_floor_query(spark, data, schema, "0 seconds"),
+                                                 f"{work}/flink_floor")[0])
+        read_stream(spark, data, schema, "0 seconds").createOrReplaceTempView("events")
+        sink = f"{work}/flink_out"
+        shutil.rmtree(sink, ignore_errors=True)
+        timed("stream", lambda: run_stream(sql_ext.stream(spark, FLINK_QUERY), f"{work}/flink_cp", sink=sink)[0])
+        answers["stream"] = answer(sink)
+        spark.read.schema(schema).parquet(data).where(KEEP).createOrReplaceTempView("events")
+        batch_sink = f"{work}/flink_batch_out"
+
+        def batch():
+            started = time.perf_counter()
+            spark.sql(FLINK_QUERY).write.mode("overwrite").parquet(batch_sink)
+            return time.perf_counter() - started
+
+        timed("batch", batch)
+        answers["batch"] = answer(batch_sink)
     java, cp = build_flink()
     done = subprocess.run([java, "-Xmx4g", "-XX:+UseSerialGC", "-cp", cp, "BenchFlinkCep", f"--rows={args.rows}",
                            f"--keys={args.keys}", f"--seed={args.seed}", "--mode=job", "--parallelism=2",
                            "--query=q2", "--spacing=1"], capture_output=True, text=True, check=True)
     flink = json.loads([line for line in done.stdout.splitlines() if line.startswith("{")][0])
-    same = all(ours[k] == flink[k] for k in ours)
-    return {"stream_seconds": seconds, "flink_seconds": flink["seconds"], "ours": ours,
-            "flink": {k: flink[k] for k in ours}, "equal": same}
+    seconds["flink"] = flink["seconds"]
+    answers["flink"] = {k: flink[k] for k in answers["stream"]}
+    same = all(a == answers["flink"] for a in answers.values())
+    return {"seconds": {k: round(v, 2) for k, v in seconds.items()}, "cpu_s": cpu,
+            "rows_per_s": {k: round(args.rows / v) for k, v in seconds.items()},
+            "stream_over_flink": round(seconds["flink"] / seconds["stream"], 3),
+            "stream_over_batch": round(seconds["batch"] / seconds["stream"], 3),
+            "stream_over_floor": round(seconds["packet_floor"] / seconds["stream"], 3),
+            "answers": answers, "equal": same}
 
 
 def main(argv=None) -> int:
@@ -487,10 +522,7 @@ def main(argv=None) -> int:
         if "flink" in parts:
             data = flink_events(spark, f"{args.data_dir}/flink-{args.rows}-{args.keys}-{args.batches}-{args.seed}",
                                 args.rows, args.keys, args.batches, args.seed)
-            result = flink_comparison(spark, data, work, args)
-            result["stream_rows_per_s"] = round(args.rows / result["stream_seconds"])
-            result["flink_rows_per_s"] = round(args.rows / result["flink_seconds"])
-            report["flink"] = result
+            report["flink"] = flink_comparison(spark, data, work, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(report) if args.json else json.dumps(report, indent=1))
