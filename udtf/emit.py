@@ -129,6 +129,10 @@ class Spans(NamedTuple):
                      block.variables, np.zeros(len(block.rows), dtype=bool), block.owner,
                      np.append(0, np.cumsum(lengths)), {})
 
+    def moved(self, offsets: np.ndarray) -> Spans:
+        """The matches with each one's rows (and source) moved by ``offsets`` (one per match)."""
+        return self._replace(sources=self.sources + offsets, rows=self.rows + offsets[self.owner], memo={})
+
     @staticmethod
     def concat(parts: list) -> Spans:
         """The matches of ``parts`` in order, as one."""
@@ -192,15 +196,19 @@ class Emitter:
         self.vectorized = all(_vectorizable(expr) for expr in self.atoms)
         self.finals = [a.final for a in atoms]
 
-    def emit(self, matches: list) -> Emitted:
+    def emit(self, matches: list, offsets: np.ndarray | None = None) -> Emitted:
         """The output rows of ``matches`` (``Match`` tuples, ``MatchBlock``s, ``Unmatched``
         rows); chunks are python lists or numpy arrays, or Arrow arrays: for
         navigations int64 row indexes, for aggregates computed as numbers or booleans their
         values (int64, double or boolean: not necessarily the atom's type), for COLLECT_LIST
-        (FINAL) its arrays, for CLASSIFIER and MATCH_NUMBER theirs."""
+        (FINAL) its arrays, for CLASSIFIER and MATCH_NUMBER theirs.  ``offsets`` (``matches``
+        all ``Match`` tuples): each match's rows are moved by its offset first."""
         sources: list = []
         columns: list = [[] for _ in range(self.width)]
         flags: list = []
+        if offsets is not None:
+            more_sources, more_columns, more_flags = self._emit_spans(Spans.of_matches(matches).moved(offsets))
+            return Emitted([more_sources], [[more] for more in more_columns], [more_flags])
         if matches and set(map(type, matches)) <= {Match, Unmatched}:  # (one C pass: no block, one part)
             more_sources, more_columns, more_flags = self._emit_spans(Spans.of_items(matches))
             return Emitted([more_sources], [[more] for more in more_columns], [more_flags])

@@ -50,6 +50,7 @@ from .emit import Emitter, Emitted
 from .errors import LimitExceeded, MatchRecognizeError
 from .expr import Agg, Classifier, MatchNumber, Nav, children, lookback as expr_lookback
 from .match import FlinkMatcher, shifted
+from .match.base import collector_paused
 from .match.dfa import DfaTier
 from .match.runs import RunsTier
 from .match.standard import StandardMatcher
@@ -285,7 +286,8 @@ class ShardStepper:
                 new = self._pending(new)
                 table = pa.concat_tables([table, new])
                 table = table.take(pc.sort_indices(self._sort_table(table), sort_keys=self.sort_keys))
-        done = self._step(table, horizon, ended) if table.num_rows else Step(None, None, None, None)
+        with collector_paused():  # (the matches a step holds are acyclic tuples, as a matcher's)
+            done = self._step(table, horizon, ended) if table.num_rows else Step(None, None, None, None)
         if done.shard is None and not ended:  # (its keys' rows at or before the watermark are late)
             done = done._replace(shard=Shard(self.empty(), horizon), timer=-(-END_OF_STREAM // 1000))
         if late is None:
@@ -342,7 +344,7 @@ class ShardStepper:
         for name, values in columns.values.items():
             self.values[name][:] = values
 
-        matches, chunks = [], []
+        found_keys, chunks = [], []  # (matches, the offset of its rows in ``work``) per stepped key
         pieces, positions, metas = [], [], []
         deadlines = []
         for s in range(len(starts)):
@@ -358,8 +360,8 @@ class ShardStepper:
                               horizon, ended)
             if self.emitter is None:
                 chunks.append(_shifted(self.runner.emitter.emit(found), off, self.indexes))
-            else:
-                matches += [shifted(m, off) for m in found] if off else found
+            elif found:
+                found_keys.append((found, off))
             if ended:
                 continue
             point = resume_point(self.matcher)
@@ -379,8 +381,8 @@ class ShardStepper:
             positions.append(np.full(waiting, PENDING, np.int64))
             deadlines.append(NONE if deadline is None else deadline)
 
-        if self.emitter is not None:
-            chunks = [self.emitter.emit(matches)] if matches else []
+        if found_keys:
+            chunks = [self._emit(found_keys)]
         output = output_batch(self.output_schema, self.plan, self.runner.atom_types,
                               _merged(chunks), work) if chunks else None
         held = self._held(table, pieces, positions, metas)
@@ -390,6 +392,15 @@ class ShardStepper:
         waiting = np.where(pending & ~released, times, END_OF_STREAM)
         wake = min(END_OF_STREAM, int(np.min(waiting)), *(d for d in deadlines if d != NONE))
         return Step(Shard(held, horizon), output, None, -(-wake // 1000))
+
+    def _emit(self, found_keys: list) -> Emitted:
+        """The output of every stepped key's matches, (matches, offset of its rows) each: ``Match``
+        tuples are moved to their rows in the step's work at once, in the emitter."""
+        if all(set(map(type, found)) <= {Match} for found, _ in found_keys):
+            counts = np.fromiter((len(found) for found, _ in found_keys), np.int64, len(found_keys))
+            offsets = np.fromiter((off for _, off in found_keys), np.int64, len(found_keys))
+            return self.emitter.emit([m for found, _ in found_keys for m in found], np.repeat(offsets, counts))
+        return self.emitter.emit([shifted(m, off) for found, off in found_keys for m in found])
 
     def _run(self, table, lo, columns, off, kept, fresh, dropped, point, previous, horizon, ended) -> list:
         """Replay key's kept rows, then read its released ones; the new matches."""
@@ -402,7 +413,9 @@ class ShardStepper:
             if kept and self.replay:
                 rows.append(kept, **columns.slice(off, off + kept))
                 matcher.horizon = None if previous == NONE else previous
-                matcher.feed()  # what it reports, an earlier step reported
+                matcher.replaying = True  # what it reports, an earlier step reported
+                matcher.feed()
+                matcher.replaying = False
                 rows.append(fresh, **columns.slice(off + kept, off + kept + fresh))
             else:
                 rows.append(kept + fresh, **columns.slice(off, off + kept + fresh))

@@ -39,6 +39,9 @@ class FlinkMatcher(Matcher):
         self.quiet = (0, 0)  # (row, match number) when last no run was live nor pending
         # DISTINCT: id -> chain of the matches reported that a held run may still report again
         self.reported: dict = {}
+        # a stream's replay of rows whose matches an earlier step reported (``udtf.stream``):
+        # matches are numbered and applied (skip, DISTINCT), not built
+        self.replaying = False
 
     def low_water(self) -> int:
         return min(min((t[0] for t in self.threads), default=self.pos),
@@ -265,9 +268,13 @@ class FlinkMatcher(Matcher):
                 if id(chain) in reported:
                     continue
                 reported[id(chain)] = chain
-            rows = self.machine.rows_of(chain)
             self.match_number += 1
-            out.append(Match(self.match_number, rows[0][0], end, rows))
+            if self.replaying and skip.mode not in (SkipMode.TO_FIRST, SkipMode.TO_LAST):
+                rows = None
+            else:
+                rows = self.machine.rows_of(chain)
+                if not self.replaying:
+                    out.append(Match(self.match_number, rows[0][0], end, rows))
             if skip.mode is SkipMode.PAST_LAST_ROW:
                 dead_ranges.append((0, end + 1))
             elif skip.mode is SkipMode.TO_NEXT_ROW:
