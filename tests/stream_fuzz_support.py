@@ -34,13 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 from shapes import Generator  # noqa: E402
 
+from stream_driver import drive  # noqa: E402
 from sql_ext.compiler.lower import stream_view  # noqa: E402
 from sql_ext.compiler.rewrite import rewrite_sql  # noqa: E402
 from sql_ext.spark.streaming import StreamCatalog  # noqa: E402
 from udtf.arrow import PartitionRunner  # noqa: E402
-from udtf.errors import MatchRecognizeError  # noqa: E402
 from udtf.plan import EnginePlan  # noqa: E402
-from udtf.stream import END_OF_STREAM, ShardStepper, arrow_schema  # noqa: E402
+from udtf.stream import ShardStepper, arrow_schema  # noqa: E402
 from udtf.transport import dump_state, load_state  # noqa: E402
 
 SECOND = 1_000_000
@@ -184,10 +184,8 @@ def stream_engine(planned: Planned, table: pa.Table, arrival: Arrival) -> tuple:
         shard_of[key] = arrival.r.randrange(arrival.shards)
     ts = table.column(planned.spec.order[0].column).cast(pa.int64()).to_pylist()
     stored: dict = {}
-    timers: dict = {}
     out: list = []
     late: list = []
-    seen = None
     r = arrival.r
     with_index = table.append_column("__i", pa.array(range(table.num_rows), pa.int64()))
 
@@ -203,9 +201,9 @@ def stream_engine(planned: Planned, table: pa.Table, arrival: Arrival) -> tuple:
         if done.late is not None:
             late.extend(_late_indexes(with_index, indexes, done.late, planned))
         stored[shard] = None if done.shard is None else dump_state(stepper.stored(done.shard))
-        timers[shard] = done.timer
         if done.output is not None:
             out.append(done.output)
+        return done.timer
 
     batches, at = [], 0
     for size in arrival.sizes:
@@ -215,21 +213,7 @@ def stream_engine(planned: Planned, table: pa.Table, arrival: Arrival) -> tuple:
             batches.append([])
     if arrival.stragglers:
         batches += [[], arrival.stragglers]
-    for rows in batches + [[], "end"]:
-        watermark = (seen - arrival.delay) if seen is not None else 0
-        if rows == "end":
-            watermark, rows = END_OF_STREAM, []
-        watermark_ms = max(0, watermark) // 1000
-        for shard in sorted(set(shard_of.values())):
-            mine = [i for i in rows if shard_of[key_of[i]] == shard]
-            if mine:
-                step(shard, mine, watermark_ms)
-        for shard in list(timers):
-            if timers[shard] is not None and timers[shard] <= watermark_ms:
-                step(shard, [], watermark_ms)
-        for i in rows:
-            if ts[i] is not None:
-                seen = ts[i] if seen is None else max(seen, ts[i])
+    drive(batches, lambda i: shard_of[key_of[i]], lambda i: ts[i], arrival.delay, step)
     left = [s for s, state in stored.items() if state is not None]
     assert not left, f"state left after the end of the stream in shards {left}"
     output = pa.Table.from_batches(out, planned.output_schema) if out else planned.output_schema.empty_table()

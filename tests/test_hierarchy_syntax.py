@@ -219,6 +219,32 @@ def test_what_of_a_hierarchy_does_not_stream_is_refused_at_its_position(case):
     assert (info.value.message, info.value.line, info.value.column) == (message, *at(sql, needle))
 
 
+class _StreamLayers(StaticCatalog):
+    """A streaming statement's catalog whose LAYERs are planned as ``StreamCatalog``'s are."""
+    streaming, processing_time, late_rows = True, False, None
+
+    def layer_catalog(self):
+        layers = StaticCatalog({})
+        layers.schemas, layers.registered, layers.layer_of_stream = self.schemas, self.registered, True
+        return layers
+
+
+@pytest.mark.parametrize("pattern, needle, message", [
+    ("HOT{2,} $", "$", "PATTERN anchor $ on a stream: the last row of a partition is known only when the stream "
+     "ends, so no match using it could be emitted"),
+    ("HOT X*", "X*", "PATTERN: a greedy unbounded loop over X (no DEFINE: always true) takes every later row, so no "
+     "match is final before the stream ends; add WITHIN, a DEFINE, or make the loop reluctant"),
+], ids=["$", "a loop over a variable without DEFINE"])
+def test_a_layer_no_row_could_make_final_is_refused_on_a_stream(pattern, needle, message):
+    """As the statement's own PATTERN is (tests/test_streaming.py): a layer whose matches no row
+    decides would hold every row of its key and emit nothing before the stream ends."""
+    sql = EXAMPLE_3.replace("PATTERN (HOT{2,}) WITHIN INTERVAL '3' MINUTE", f"PATTERN ({pattern})")
+    with pytest.raises(MatchRecognizeError) as info:
+        rewrite_sql(sql, _StreamLayers({"readings": "sensor string, ts timestamp, kind string, temp int, "
+                                                    "a_start timestamp"}))
+    assert (info.value.message, info.value.line, info.value.column) == (message, *at(sql, needle))
+
+
 def test_layers_sharing_the_partition_are_one_udtf_over_the_input():
     """The one pass: one UDTF over the input rows, sorted in the statement's partition and order,
     its plan the top's with the layers below it."""

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pytest
 
 from engine_support import call, col, nav
+from stream_driver import drive
 from sql_ext.compiler.typecheck import typed
 from test_engine_properties import (_flink_random_case, _standard_random_case, has_possessive)
 from udtf import expr as ir
@@ -30,7 +31,7 @@ from udtf.errors import MatchRecognizeError
 from udtf.pattern import parse_pattern, variables
 from udtf.plan import (Atom, Condition, EnginePlan, Limits, Output, OutputKind, RowsMode, Semantics, Skip,
                        SkipMode, Value)
-from udtf.stream import (END_OF_STREAM, Column, Fingerprint, OrderKey, ShardStepper, StreamSpec, arrow_schema,
+from udtf.stream import (Column, Fingerprint, OrderKey, ShardStepper, StreamSpec, arrow_schema,
                          lookback, reads_across_gaps)
 from udtf.transport import dump_state, load_state
 
@@ -159,9 +160,7 @@ def batch_output(case: Case, stepper: ShardStepper) -> list:
 
 def stream_output(case: Case, stepper: ShardStepper) -> list:
     stored: dict = {}  # shard -> its state store row
-    timers: dict = {}  # shard -> its timer (ms)
     out: list = []
-    seen = None  # largest event time of the batches so far
 
     def step(shard, rows, watermark_ms):
         state = stepper.restore(load_state(stored.get(shard)))
@@ -169,26 +168,12 @@ def stream_output(case: Case, stepper: ShardStepper) -> list:
         done = stepper.step(state, new, watermark_ms)
         assert done.late is None, "a row within the watermark delay was taken for late"
         stored[shard] = None if done.shard is None else dump_state(stepper.stored(done.shard))
-        timers[shard] = done.timer
         if done.output is not None:
             out.extend(tuple(r.values()) for r in done.output.to_pylist())
+        return done.timer
 
     # the data batches, a batch without data (the watermark moves on), the end of the stream
-    for rows in case.batches + [[], "end"]:
-        watermark = (seen - DELAY) if seen is not None else 0
-        if rows == "end":
-            watermark = END_OF_STREAM
-            rows = []
-        watermark_ms = max(0, watermark) // 1000
-        for shard in sorted(set(case.shards.values())):
-            mine = [r for r in rows if case.shards[r["k"]] == shard]
-            if mine:
-                step(shard, mine, watermark_ms)
-        for shard in list(timers):
-            if timers[shard] is not None and timers[shard] <= watermark_ms:
-                step(shard, [], watermark_ms)
-        for r in rows:
-            seen = r["ts"] if seen is None else max(seen, r["ts"])
+    drive(case.batches, lambda r: case.shards[r["k"]], lambda r: r["ts"], DELAY, step)
     assert all(s is None for s in stored.values()), "state left after the end of the stream"
     return sorted(out)
 

@@ -12,11 +12,11 @@ import json
 import random
 
 import pyarrow as pa
-import pytest
 
 from sql_ext.compiler.rewrite import rewrite_sql
 from sql_ext.spark.catalog import SparkCatalog
 from sql_support import mr_spark, view  # noqa: F401  (mr_spark: a fixture)
+from stream_driver import drive
 from test_sql_hierarchies import Case
 from udtf.hierarchy import HierarchyRunner
 from udtf.stream import END_OF_STREAM, Column, Fingerprint, OrderKey, StreamSpec, arrow_schema
@@ -104,36 +104,20 @@ def batch_output(streamed: Streamed, stepper: LayeredStepper) -> list:
 
 def stream_output(streamed: Streamed, stepper: LayeredStepper, held: list | None = None) -> list:
     stored: dict = {}
-    timers: dict = {}
     out: list = []
-    seen = None
 
     def step(shard, rows, watermark_ms):
         state = stepper.restore(load_state(stored.get(shard)))
         done = stepper.step(state, _table(stepper.input_schema, rows) if rows else None, watermark_ms)
         assert done.late is None, "a row within the watermark delay was taken for late"
         stored[shard] = None if done.shard is None else dump_state(stepper.stored(done.shard))
-        timers[shard] = done.timer
         if held is not None and done.shard is not None:
             held.append(done.shard.held.num_rows)
         if done.output is not None:
             out.extend(json.dumps(r, default=str) for r in done.output.to_pylist())
+        return done.timer
 
-    for rows in streamed.batches + [[], "end"]:
-        watermark = (seen - DELAY) if seen is not None else 0
-        if rows == "end":
-            watermark, rows = END_OF_STREAM, []
-        watermark_ms = max(0, watermark) // 1000
-        for shard in sorted(set(streamed.shards.values())):
-            mine = [r for r in rows if streamed.shards[r["part"]] == shard]
-            if mine:
-                step(shard, mine, watermark_ms)
-        for shard in list(timers):
-            if timers[shard] is not None and timers[shard] <= watermark_ms:
-                step(shard, [], watermark_ms)
-        for r in rows:
-            if r[streamed.time] is not None:
-                seen = r[streamed.time] if seen is None else max(seen, r[streamed.time])
+    drive(streamed.batches, lambda r: streamed.shards[r["part"]], lambda r: r[streamed.time], DELAY, step)
     assert all(s is None for s in stored.values()), "state left after the end of the stream"
     return sorted(out)
 

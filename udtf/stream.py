@@ -131,6 +131,21 @@ class Shard(NamedTuple):
     horizon: int
 
 
+class Keys(NamedTuple):
+    """A held table's keys at a step: per row (``pos``, ``times``, ``pending``, ``released``)
+    and per key, in the table's order (the rest)."""
+    starts: np.ndarray  # the key's first row
+    ends: np.ndarray  # one past its last
+    pos: np.ndarray  # POS
+    times: np.ndarray  # event time, microseconds (NONE: NULL)
+    has_meta: np.ndarray  # its first row is its meta row
+    pending: np.ndarray  # not released before this step
+    released: np.ndarray  # released by this step
+    kept: np.ndarray  # its kept rows
+    fresh: np.ndarray  # its rows released by this step
+    meta: dict  # {META field: per key value}, ``_meta``
+
+
 class Step(NamedTuple):
     """What a step leaves: the shard's next state (None: it holds nothing), the clause's output
     rows, the late rows set aside (input columns) and the event-time timer to register (ms;
@@ -203,22 +218,30 @@ def arrow_schema(columns: tuple) -> pa.Schema:
 class ShardStepper:
     """Steps the shards of one ``StreamSpec`` (one matcher, reset for every key)."""
 
+    held_extra: tuple = ()  # a subclass's held columns after META
+
     def __init__(self, spec: StreamSpec, input_schema: pa.Schema, output_schema: pa.Schema):
         self.spec = spec
         self.plan = plan = EnginePlan.from_json(spec.plan)
         self.input_schema = input_schema
         self.output_schema = output_schema
-        self.held_schema = input_schema.append(pa.field(POS, pa.int64())).append(pa.field(META, META_TYPE))
+        self.held_schema = pa.schema([*input_schema, pa.field(POS, pa.int64()), pa.field(META, META_TYPE),
+                                      *self.held_extra])
         self.keys = plan.partition
         self.event_time = spec.order[0].column
         self.context = spec.context
-        self.tail = reads_across_gaps(plan, spec.context)
+        self.late = any(o.kind is OutputKind.LATE for o in plan.output)  # late rows are output
+        self.sort_keys = self._sort_keys()
+        self._engine(plan)
+
+    def _engine(self, plan: EnginePlan) -> None:
+        """The matcher and emitter a step runs per key."""
+        self.tail = reads_across_gaps(plan, self.context)
         # standard semantics decide a start once: the kept rows, read again with the watermark
         # they were read with, decide nothing (the resume point is the first start they left
         # undecided); FlinkCEP's resume point lies before matches already reported
         self.replay = plan.semantics is Semantics.FLINKCEP
-        self.late = any(o.kind is OutputKind.LATE for o in plan.output)  # late rows are output
-        self.runner = runner = PartitionRunner(plan, output_schema)
+        self.runner = runner = PartitionRunner(plan, self.output_schema)
         self.matcher = matcher = runner.matcher
         tiers = matcher.tiers if isinstance(matcher, StandardMatcher) else ()
         if tiers:  # the runs tier decides only at the partition end
@@ -233,7 +256,6 @@ class ShardStepper:
             plan.atoms, plan.rows, plan.program.vars, self.values, lambda: self.size, plan.ansi, plan.zone)
         self.size = 0
         self.indexes = [isinstance(a.expr, Nav) for a in plan.atoms]  # atoms emitted as row indexes
-        self.sort_keys = self._sort_keys()
 
     def empty(self) -> pa.Table:
         return self.held_schema.empty_table()
@@ -319,18 +341,20 @@ class ShardStepper:
             columns.append(column)
         return conform(pa.table(columns, names=self.output_schema.names), self.output_schema).combine_chunks().to_batches()[0]
 
-    def _step(self, table: pa.Table, horizon: int, ended: bool) -> Step:
-        n = table.num_rows
+    def _keys(self, table: pa.Table, horizon: int, ended: bool) -> Keys:
+        """The keys of the held table ``table`` at a step with the watermark at ``horizon``."""
         starts = self._segments(table)
-        ends = np.append(starts[1:], n)
         pos = table.column(POS).to_numpy()
         times = self._micros(table)
         has_meta = pos[starts] == 0
         pending = pos == PENDING
         released = pending & ((times <= horizon) | ended)
-        kept = np.add.reduceat((pos > 0) & ~pending, starts)
-        fresh = np.add.reduceat(released, starts)
-        meta = self._meta(table, starts, has_meta)
+        return Keys(starts, np.append(starts[1:], table.num_rows), pos, times, has_meta, pending, released,
+                    np.add.reduceat((pos > 0) & ~pending, starts), np.add.reduceat(released, starts),
+                    self._meta(table, starts, has_meta))
+
+    def _step(self, table: pa.Table, horizon: int, ended: bool) -> Step:
+        starts, ends, pos, times, has_meta, pending, released, kept, fresh, meta = self._keys(table, horizon, ended)
         due = (meta["deadline"] != NONE) & (meta["deadline"] <= horizon)
         stepped = (fresh > 0) | due | ended
         first_kept = starts + has_meta
@@ -414,8 +438,10 @@ class ShardStepper:
                 rows.append(kept, **columns.slice(off, off + kept))
                 matcher.horizon = None if previous == NONE else previous
                 matcher.replaying = True  # what it reports, an earlier step reported
-                matcher.feed()
-                matcher.replaying = False
+                try:
+                    matcher.feed()
+                finally:
+                    matcher.replaying = False
                 rows.append(fresh, **columns.slice(off + kept, off + kept + fresh))
             else:
                 rows.append(kept + fresh, **columns.slice(off, off + kept + fresh))

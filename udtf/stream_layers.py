@@ -25,9 +25,9 @@ import numpy as np
 import pyarrow as pa
 
 from .hierarchy import HierarchyRunner
-from .plan import EnginePlan, OutputKind
+from .plan import EnginePlan
 from .program import Kind
-from .stream import (END_OF_STREAM, META, META_TYPE, NONE, PENDING, POS, Shard, ShardStepper, Step, StreamSpec, lookback,
+from .stream import (END_OF_STREAM, NONE, PENDING, Shard, ShardStepper, Step, StreamSpec, lookback,
                      reads_across_gaps)
 
 LAYERS = "__sparkcep_layers"  # on a meta row: each layer's MATCH_NUMBER at the quiet point (the top's last)
@@ -94,20 +94,11 @@ class LayeredStepper(ShardStepper):
     """``ShardStepper`` for a plan with LAYERs: each stepped key runs ``StreamedHierarchy``
     (see the module docstring for its held rows)."""
 
-    def __init__(self, spec: StreamSpec, input_schema: pa.Schema, output_schema: pa.Schema):
-        self.spec = spec
-        self.plan = plan = EnginePlan.from_json(spec.plan)
-        self.input_schema = input_schema
-        self.output_schema = output_schema
-        self.held_schema = input_schema.append(pa.field(POS, pa.int64())).append(pa.field(META, META_TYPE)) \
-            .append(pa.field(LAYERS, pa.list_(pa.int64())))
-        self.keys = plan.partition
-        self.event_time = spec.order[0].column
-        self.context = spec.context
-        self.late = any(o.kind is OutputKind.LATE for o in plan.output)
-        self.runner = StreamedHierarchy(plan, output_schema)
+    held_extra = (pa.field(LAYERS, pa.list_(pa.int64())),)
+
+    def _engine(self, plan: EnginePlan) -> None:
+        self.runner = StreamedHierarchy(plan, self.output_schema)
         self.tail = self.runner.tail
-        self.sort_keys = self._sort_keys()
 
     def _pending(self, new: pa.Table) -> pa.Table:
         return super()._pending(new).append_column(LAYERS, pa.nulls(new.num_rows, pa.list_(pa.int64())))
@@ -116,16 +107,7 @@ class LayeredStepper(ShardStepper):
         return [pa.array([numbers for _, _, numbers in metas], pa.list_(pa.int64()))]
 
     def _step(self, table: pa.Table, horizon: int, ended: bool) -> Step:
-        starts = self._segments(table)
-        ends = np.append(starts[1:], table.num_rows)
-        pos = table.column(POS).to_numpy()
-        times = self._micros(table)
-        has_meta = pos[starts] == 0
-        pending = pos == PENDING
-        released = pending & ((times <= horizon) | ended)
-        kept = np.add.reduceat((pos > 0) & ~pending, starts)
-        fresh = np.add.reduceat(released, starts)
-        meta = self._meta(table, starts, has_meta)
+        starts, ends, pos, times, has_meta, pending, released, kept, fresh, meta = self._keys(table, horizon, ended)
         numbers = table.column(LAYERS)
         inputs = table.select(self.input_schema.names)
         outputs, pieces, positions, metas = [], [], [], []

@@ -7,13 +7,13 @@ report them from CLASSIFIER()), quoted names keep their case.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace, field
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from sqlglot import exp
 
 from udtf.errors import MatchRecognizeError
-from udtf.pattern import Exclude, parse_pattern, variables, walk
+from udtf.pattern import Anchor, Exclude, Neg, Repeat, Var, parse_pattern, variables, walk
 from udtf.plan import Frame, RowsMode, Semantics, Skip, SkipMode
 
 from .parse import ClassifierCall, MatchNumberCall, MatchRecognizeClause, Navigation, SpanCall, position, to_spark_sql
@@ -314,3 +314,24 @@ def _normal(node: exp.Expression) -> exp.Expression:
         identifier.set("this", identifier.name.lower())
         identifier.set("quoted", False)
     return node
+
+
+def check_final(analysis: Analysis) -> None:
+    """Refuse, at its line:column, a PATTERN whose matches no row could make final before the
+    stream ends: the anchor ``$`` (the partition's last row), and - standard semantics without
+    WITHIN - a greedy unbounded loop over variables with no DEFINE (always true: a match
+    starting before it would be replaced by a longer one at every later row)."""
+    for node in walk(analysis.pattern):
+        if isinstance(node, Anchor) and node.kind == "$":
+            raise MatchRecognizeError("PATTERN anchor $ on a stream: the last row of a partition is known only "
+                                      "when the stream ends, so no match using it could be emitted", *node.pos)
+        if analysis.semantics is Semantics.STANDARD and analysis.clause.within is None and \
+                isinstance(node, Repeat) and node.greedy and node.max is None and node.until is None:
+            body = list(walk(node.body))
+            names = [n.name for n in body if isinstance(n, Var)]
+            if names and not any(isinstance(n, (Neg, Anchor)) for n in body) and \
+                    not any(name in analysis.definitions for name in names):
+                raise MatchRecognizeError(
+                    f"PATTERN: a greedy unbounded loop over {', '.join(dict.fromkeys(names))} (no DEFINE: "
+                    "always true) takes every later row, so no match is final before the stream ends; "
+                    "add WITHIN, a DEFINE, or make the loop reluctant", *node.pos)

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from . import hierarchy, lower, one_pass, syntax
 
-from .analyze import analyze, error, with_late_rows
+from .analyze import analyze, check_final, error, with_late_rows
 from .catalog import Catalog
 from .demand import demanded
 from .parse import (Definition, MatchRecognizeClause, Measure, Verbatim, find_nodes, parse, statement_spans,
@@ -101,6 +101,8 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
     analysis = analyze(clause, [f.name for f in input_fields], windowed and windowed.frame)
     streaming = getattr(catalog, "streaming", False)
+    if getattr(catalog, "layer_of_stream", False):  # (the statement's own clause: ``register_stream``)
+        check_final(analysis)
     demand = windowed.demand if windowed is not None else None if streaming else demanded(clause)
     below: list = []  # the LAYERs' rewrites (their expressions Spark computes are the statement's)
     settings = lower.Settings(catalog.ansi(), catalog.limits(), catalog.time_zone(), catalog.chunk_rows())

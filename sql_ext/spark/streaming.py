@@ -24,13 +24,11 @@ import hashlib
 import json
 
 from udtf.errors import MatchRecognizeError
-from udtf.pattern import Anchor, Neg, Repeat, Var, walk
-from udtf.plan import Semantics
 from udtf.stream import Column, Fingerprint, OrderKey, StreamSpec, lookback, reads_across_gaps
 from udtf.transport import PACKET_DDL, STATE_FIELDS
 from udtf.wire import encode as wire_encode
 
-from ..compiler.analyze import Analysis, analysis_column, error
+from ..compiler.analyze import Analysis, analysis_column, check_final, error
 from ..compiler.lower import Lowered, quote, stream_view
 from ..compiler.parse import find_match_recognize, parse, statement_spans, to_spark_sql
 from ..compiler.rewrite import rewrite_sql
@@ -164,6 +162,8 @@ class StreamCatalog(SparkCatalog):
 class _LayerCatalog(SparkCatalog):
     """``StreamCatalog.layer_catalog``: typing a layer's clause over a streaming input."""
 
+    layer_of_stream = True  # its matches too must be final before the stream ends
+
     def is_streaming(self, sql: str) -> bool:
         return False
 
@@ -282,27 +282,6 @@ def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, arg
             clause.period, clause.within) if node is not None])
     return tuple((name, hashlib.sha1(json.dumps(value, default=str).encode()).hexdigest()[:16])
                  for name, value in parts.items())
-
-
-def check_final(analysis: Analysis) -> None:
-    """Refuse, at its line:column, a PATTERN whose matches no row could make final before the
-    stream ends: the anchor ``$`` (the partition's last row), and - standard semantics without
-    WITHIN - a greedy unbounded loop over variables with no DEFINE (always true: a match
-    starting before it would be replaced by a longer one at every later row)."""
-    for node in walk(analysis.pattern):
-        if isinstance(node, Anchor) and node.kind == "$":
-            raise MatchRecognizeError("PATTERN anchor $ on a stream: the last row of a partition is known only "
-                                      "when the stream ends, so no match using it could be emitted", *node.pos)
-        if analysis.semantics is Semantics.STANDARD and analysis.clause.within is None and \
-                isinstance(node, Repeat) and node.greedy and node.max is None and node.until is None:
-            body = list(walk(node.body))
-            names = [n.name for n in body if isinstance(n, Var)]
-            if names and not any(isinstance(n, (Neg, Anchor)) for n in body) and \
-                    not any(name in analysis.definitions for name in names):
-                raise MatchRecognizeError(
-                    f"PATTERN: a greedy unbounded loop over {', '.join(dict.fromkeys(names))} (no DEFINE: "
-                    "always true) takes every later row, so no match is final before the stream ends; "
-                    "add WITHIN, a DEFINE, or make the loop reluctant", *node.pos)
 
 
 def _nulls_first(ordered) -> bool:

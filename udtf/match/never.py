@@ -18,7 +18,7 @@ import math
 from typing import NamedTuple
 
 from ..expr import Agg, Call, Cast, Classifier, Col, Lit, MatchNumber, Nav, children, fold_of
-from ..program import TRUE, All, Always, Def, Kind, Not, Program, Some, Until, literals
+from ..program import TRUE, All, Always, Def, Kind, Not, Program, Until, literals
 from ..sparksql import scalar
 from ..sparksql.errors import SparkError
 from ..sparksql.functions import Order, lookup

@@ -72,7 +72,8 @@ def shifted(match, offset: int, first: int | None = None):
     if not offset:
         return match._replace(number=number)
     return Match(number, match.start + offset, match.end + offset,
-                 tuple((row + offset, var, excluded) for row, var, excluded in match.rows), match.kind)
+                 tuple((row + offset, var, excluded) for row, var, excluded in match.rows), match.kind,
+                 None if match.owner is None else match.owner + offset)
 
 
 def expand(items: list) -> list:
