@@ -144,14 +144,10 @@ def test_random_hierarchies_of_interval_rows_stream_like_the_one_pass(mr_spark):
     _check(mr_spark, range(30), period=True)
 
 
-def test_a_key_keeps_only_the_rows_since_its_quiet_point(mr_spark):
-    """Over a long stream of one key the held rows stay few: at each quiet point (no layer holds
-    a run or an event) the rows before it go, with the layers' MATCH_NUMBERs kept."""
-    view(mr_spark, "stream", "part STRING, ts TIMESTAMP, c STRING, g STRING", [])
-    sql = """SELECT * FROM stream MATCH_RECOGNIZE (PARTITION BY part ORDER BY ts
-      LAYER pair AS (MEASURES MATCH_NUMBER() AS pn PATTERN (A B) DEFINE A AS c = 'a', B AS c = 'b')
-      MEASURES MATCH_NUMBER() AS mn, LAST(P.pn) AS pn PATTERN (P{2}) DEFINE P FROM pair) AS m"""
-    catalog = SparkCatalog(mr_spark)
+def _planned(spark, sql: str):
+    """The lowered statement ``sql`` over ``stream(part, ts, c, g)`` and its layered stepper."""
+    view(spark, "stream", "part STRING, ts TIMESTAMP, c STRING, g STRING", [])
+    catalog = SparkCatalog(spark)
     lowered = rewrite_sql(sql, catalog)[1][-1][1]
     helpers = lowered.plan.hierarchy.helpers
     types = {f.name: f.json for f in catalog.schema("SELECT * FROM stream")}
@@ -159,11 +155,25 @@ def test_a_key_keeps_only_the_rows_since_its_quiet_point(mr_spark):
     spec = StreamSpec(lowered.plan.to_json(), tuple(Column(n, types[n]) for n in lowered.shipped),
                       tuple(Column(f.name, f.json) for f in lowered.output), (OrderKey("ts", False, True),), 0,
                       Fingerprint((), 0, False))
-    layered = stepper(spec, arrow_schema(spec.inputs), arrow_schema(spec.outputs))
+    return lowered, stepper(spec, arrow_schema(spec.inputs), arrow_schema(spec.outputs))
+
+
+def _rows(helpers: tuple, part: str, minutes: list, letters: str) -> list:
+    return [{"part": part, "ts": micros(t), "c": c, "g": "x", helpers[4]: micros(t), helpers[5]: micros(t)}
+            for t, c in zip(minutes, letters)]
+
+
+def test_a_key_keeps_only_the_rows_since_its_quiet_point(mr_spark):
+    """Over a long stream of one key the held rows stay few: at each quiet point (no layer holds
+    a run or an event) the rows before it go, with the layers' MATCH_NUMBERs kept."""
+    sql = """SELECT * FROM stream MATCH_RECOGNIZE (PARTITION BY part ORDER BY ts
+      LAYER pair AS (MEASURES MATCH_NUMBER() AS pn PATTERN (A B) DEFINE A AS c = 'a', B AS c = 'b')
+      MEASURES MATCH_NUMBER() AS mn, LAST(P.pn) AS pn PATTERN (P{2}) DEFINE P FROM pair) AS m"""
+    lowered, layered = _planned(mr_spark, sql)
+    helpers = lowered.plan.hierarchy.helpers
     shard, out, held = None, [], []
     for t in range(0, 400, 4):  # a b a b, one pair after the other: quiet after every other pair
-        rows = [{"part": "p", "ts": micros(t + k), "c": c, "g": "x", helpers[4]: micros(t + k),
-                 helpers[5]: micros(t + k)} for k, c in enumerate("abab")]
+        rows = _rows(helpers, "p", [t, t + 1, t + 2, t + 3], "abab")
         done = layered.step(shard, _table(layered.input_schema, rows), (micros(t) - MINUTE) // 1000)  # (the rows before t)
         shard = layered.restore(load_state(dump_state(layered.stored(done.shard))))
         held.append(shard.held.num_rows)
@@ -174,3 +184,43 @@ def test_a_key_keeps_only_the_rows_since_its_quiet_point(mr_spark):
     numbers = sorted(tuple(v for k, v in r.items() if k != "part") for r in out)
     assert numbers == [(k + 1, 2 * k + 2) for k in range(100)]
     assert shard.held.column(LAYERS).null_count < shard.held.num_rows  # (the layers' numbers are stored)
+
+
+# an idle key whose window closes: a layer's own WITHIN over instants (a greedy loop it cuts),
+# and the top's WITHIN over the members' span of a layer's events (a greedy loop of events)
+IDLE = {
+    "layer": ("""SELECT * FROM stream MATCH_RECOGNIZE (PARTITION BY part ORDER BY ts
+      LAYER hot AS (MEASURES COUNT(*) AS n PATTERN (H{2,}) WITHIN INTERVAL '3' MINUTE DEFINE H AS c = 'a')
+      MEASURES MATCH_NUMBER() AS mn, P.n AS n PATTERN (P) DEFINE P FROM hot) AS m""",
+              [0, 1, 2], "aaa", 3),
+    "top": ("""SELECT * FROM stream MATCH_RECOGNIZE (PARTITION BY part ORDER BY ts
+      LAYER pair AS (MEASURES MATCH_NUMBER() AS pn PATTERN (A B) DEFINE A AS c = 'a', B AS c = 'b')
+      MEASURES MATCH_NUMBER() AS mn, COUNT(*) AS pairs, LAST(P.pn) AS pn
+      PATTERN (P+) WITHIN INTERVAL '10' MINUTE DEFINE P FROM pair) AS m""",
+            [0, 1, 3, 4], "abab", 10),
+}
+
+
+def test_an_idle_keys_window_closed_by_its_timer(mr_spark):
+    """A key whose last rows wait only for a window to close (a layer's, the top's) is emitted
+    when the watermark passes the close, by the shard's timer, with no later row of the key -
+    what the batch one pass reports over the same rows - and its state goes; the state goes
+    through its stored encoding between the steps."""
+    for name, (sql, minutes, letters, close) in IDLE.items():
+        lowered, layered = _planned(mr_spark, sql)
+        rows = _rows(lowered.plan.hierarchy.helpers, "p", minutes, letters)
+        runner = HierarchyRunner(lowered.plan, layered.output_schema)
+        table = _table(layered.input_schema, rows)
+        expected = [r for b in [*runner.feed(table.to_batches()[0]), *runner.finish()] for r in b.to_pylist()]
+        assert expected, name
+
+        done = layered.step(None, table, micros(minutes[-1]) // 1000)
+        assert done.output is None and done.timer == micros(close) // 1000, (name, done.timer)
+        shard = layered.restore(load_state(dump_state(layered.stored(done.shard, done.timer))))
+        early = layered.step(shard, None, micros(close) // 1000 - 1)  # (the window still open)
+        assert early.output is None and early.timer == done.timer, name
+        shard = layered.restore(load_state(dump_state(layered.stored(early.shard, early.timer))))
+        fired = layered.step(shard, None, micros(close) // 1000)
+        assert fired.output is not None and fired.output.to_pylist() == expected, name
+        assert fired.shard.held.num_rows <= 1, name  # (the key keeps at most its meta row: MATCH_NUMBER)
+        assert fired.timer == END_OF_STREAM // 1000, name  # (the shard only waits for the end)

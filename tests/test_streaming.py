@@ -447,6 +447,23 @@ def test_idle_key_window_closed_by_timer(ss, workdir):
     assert got == [(3, ("z", 1))]
 
 
+def test_idle_key_layer_window_closed_by_timer(ss, workdir):
+    """A statement with LAYERs: key z's greedy loop ``A{2,}`` of a layer, cut by the layer's
+    WITHIN 5 s, becomes the event the top matches when the watermark passes its window, in a
+    micro-batch where z receives no row (key y only moves the watermark)."""
+    sql = """
+        SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, seq
+          LAYER ones AS (MEASURES COUNT(*) AS n PATTERN (A{{2,}}) WITHIN INTERVAL '5' SECOND DEFINE A AS x = 1)
+          MEASURES O.n AS n PATTERN (O) DEFINE O FROM ones) AS m"""
+    batches = [[["z", T0, 1, 1], ["z", T0 + SECOND, 1, 2], ["y", T0, 0, 3]], [["y", T0 + 3 * SECOND, 0, 4]],
+               [["y", T0 + 8 * SECOND, 0, 5]], [["y", T0 + 12 * SECOND, 0, 6]]]
+    script = write_script(f"{workdir}/script.json", SCHEMA, batches)
+    scripted(ss, script, "ts", "1 second").createOrReplaceTempView("events_live")
+    got, progress = run_to_end(sql_ext.stream(ss, sql.format(src="events_live")), f"{workdir}/cp")
+    # batch 3 runs with the watermark at 7 s: past the window of z's loop (0..5 s)
+    assert got == [(3, ("z", 2))]
+
+
 PROCESSING_TIME = """
     SELECT k, a, b, timed_out FROM arrivals MATCH_RECOGNIZE (PARTITION BY k ORDER BY arrival, seq
       MEASURES A.seq AS a, B.seq AS b SEMANTICS FLINKCEP

@@ -48,6 +48,9 @@ class HierarchyRunner(PartitionRunner):
         # per layer below: the index of each of its measures among its events' values
         self.measure_index = [{name: k for k, (name, _) in enumerate(layer.measures)} for layer in hierarchy.layers]
         runners = [*self.below, self]
+        for runner, span in zip(runners, hierarchy.spans or [None] * len(runners)):
+            if span is not None:  # its matcher reads each item's start: its window (``Matcher.span``)
+                runner.matcher.span = (span, runner.rows.values.setdefault(self.helpers["start"], []))
         masks = [*(layer_masks for _, layer_masks in split), top_masks]  # per layer: {name: row-level conjunction}
         layers = [Layer(runner.matcher, frozenset(sources), reads_rows, self._loader(runner, row_level), measures,
                         runner.lookback)

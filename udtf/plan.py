@@ -190,6 +190,9 @@ class Hierarchy(NamedTuple):
     reads_rows: bool  # does the top read rows
     rows: tuple  # of Value: the input columns shipped
     helpers: tuple  # the union's generated columns: (row, level, number, source, start, end)
+    # per layer, then the top: its WITHIN over the members' span (rule 6) in microseconds, None
+    # when it has none or its WITHIN is over instants (``udtf.stream_layers``' timers close it)
+    spans: tuple = ()
 
 
 @record

@@ -196,6 +196,27 @@ def resume_point(matcher) -> Resume:
     return Resume(matcher.start, matcher.match_number, matcher.covered)
 
 
+def window_close(matcher, row: int, horizon: int, every_run: bool) -> int | None:
+    """When (microseconds, past ``horizon``) the watermark closes a window (``Matcher.window``)
+    that holds ``matcher`` back, None if none does: a standard matcher's, of its start ``row``;
+    FlinkCEP's, the last of its runs waiting on the next row, or with ``every_run`` (each live
+    run's close decides something: a timeout, a frontier) the first of its live runs."""
+    within, opens = matcher.window()
+    if within is None:
+        return None
+    if isinstance(matcher, FlinkMatcher) and every_run:
+        closes = [opens[t[0]] + within for t in matcher.threads if opens[t[0]] is not None]
+        close = min((c for c in closes if c > horizon), default=None)
+    elif isinstance(matcher, FlinkMatcher):
+        held = [t[0] for t in matcher.threads if matcher.machine.holds[t[1]] is not None]
+        starts = [opens[s] for s in held if opens[s] is not None]
+        close = max(starts) + within if starts else None
+    else:
+        first = opens[row] if row < len(opens) else None
+        close = first + within if first is not None else None
+    return int(np.ceil(close)) if close is not None and close > horizon else None
+
+
 def resume(matcher, point: Resume) -> None:
     """Set a freshly reset ``matcher`` to continue from ``point``."""
     matcher.match_number = point.number
@@ -485,22 +506,7 @@ class ShardStepper:
     def _deadline(self, point: Resume, horizon: int) -> int | None:
         """When (microseconds) the watermark closes the WITHIN window that holds the matcher
         back, if one does."""
-        within = self.plan.within
-        matcher = self.matcher
-        order = self.rows.order
-        if within is None:
-            return None
-        if isinstance(matcher, FlinkMatcher) and self.plan.timeouts:  # each live run times out at its close
-            closes = [order[t[0]] + within for t in matcher.threads if order[t[0]] is not None]
-            close = min((c for c in closes if c > horizon), default=None)
-        elif isinstance(matcher, FlinkMatcher):
-            held = [t[0] for t in matcher.threads if matcher.machine.holds[t[1]] is not None]
-            starts = [order[s] for s in held if order[s] is not None]
-            close = max(starts) + within if starts else None
-        else:
-            first = order[point.row] if point.row < len(order) else None
-            close = first + within if first is not None else None
-        return int(np.ceil(close)) if close is not None and close > horizon else None
+        return window_close(self.matcher, point.row, horizon, every_run=self.plan.timeouts)
 
     # ---- the held table ----------------------------------------------------------------
     def _held(self, table, pieces, positions, metas, extra: list = ()) -> pa.Table | None:

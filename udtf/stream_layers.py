@@ -16,8 +16,14 @@ A step replays the kept rows and reads the released ones through the one pass (i
 noting the last quiet point after each), and emits the top's matches numbered past those
 emitted: the one pass reports a match only once no later row can change it (each layer's
 frontier, ``udtf.match.layers``), and its MATCH_NUMBERs are the order of report, so a replay
-reports the earlier matches again, under the same numbers, and only those.  A layer's WITHIN is
-decided by a later row or the end of the stream (the shard wakes up at its first pending row).
+reports the earlier matches again, under the same numbers, and only those.
+
+Windows: after the rows, the stack is fed the watermark (``LayerStack.feed``'s horizon), so
+a layer whose window (its WITHIN, or its WITHIN over the members' span) closed before it
+decides what a later row would have; the meta row keeps the first close still to come on a
+layer's live run (``Meta.deadline``, ``udtf.stream.window_close``), the shard's timer fires at
+the earliest of those and of its pending rows, and a key whose close passed is stepped with no
+new row.
 """
 from __future__ import annotations
 
@@ -28,7 +34,7 @@ from .hierarchy import HierarchyRunner
 from .plan import EnginePlan
 from .program import Kind
 from .stream import (END_OF_STREAM, NONE, PENDING, Shard, ShardStepper, Step, StreamSpec, lookback,
-                     reads_across_gaps)
+                     reads_across_gaps, resume_point, window_close)
 
 LAYERS = "__sparkcep_layers"  # on a meta row: each layer's MATCH_NUMBER at the quiet point (the top's last)
 CHUNK = 64  # rows fed to the stack between two looks for a quiet point
@@ -59,11 +65,12 @@ class StreamedHierarchy(HierarchyRunner):
         super()._output([m for m in matches if m.number > self.emitted])
         return [()] * len(matches)
 
-    def run(self, rows: pa.Table, dropped: int, numbers: list | None, emitted: int, ended: bool):
+    def run(self, rows: pa.Table, dropped: int, numbers: list | None, emitted: int, horizon: int, ended: bool):
         """Read ``rows`` (a key's rows from its quiet point; ``dropped`` rows before them, the
-        layers' MATCH_NUMBERs ``numbers`` there, ``emitted`` top matches emitted): (output
-        batch or None, the last quiet point in ``rows``, the MATCH_NUMBERs there, the top's
-        MATCH_NUMBER after them)."""
+        layers' MATCH_NUMBERs ``numbers`` there, ``emitted`` top matches emitted), the rows to
+        come lying past ``horizon``: (output batch or None, the last quiet point in ``rows``,
+        the MATCH_NUMBERs there, the top's matches emitted after them, when the watermark next
+        closes a window holding a layer back (microseconds, None: never))."""
         self.reset()
         self.key = tuple(rows.column(name)[0].as_py() for name in self.keys)
         self.row_base = dropped
@@ -79,7 +86,17 @@ class StreamedHierarchy(HierarchyRunner):
                 quiet, at_quiet = self.stack.size, [m.match_number for m in matchers]
         if ended:
             self._located(self.stack.finish)
-        return self._flush(), quiet, at_quiet, matchers[-1].match_number
+            return self._flush(), quiet, at_quiet, max(emitted, matchers[-1].match_number), None
+        # every row is read: the windows the watermark closed are decided (only now: a chunk's
+        # next rows may lie before it)
+        self._located(self.stack.feed, 0, horizon)
+        if self.trims and self._quiet():
+            quiet, at_quiet = self.stack.size, [m.match_number for m in matchers]
+        closes = [window_close(m, resume_point(m).row, horizon, every_run=True) for m in matchers]
+        wake = min((c for c in closes if c is not None), default=None)
+        # (a replay may not reach a match an earlier watermark decided: a layer it reads now
+        # holds a run that the window, closed for the match, does not decide)
+        return self._flush(), quiet, at_quiet, max(emitted, matchers[-1].match_number), wake
 
     def _quiet(self) -> bool:
         """Does the stack hold nothing a later row could still use?"""
@@ -111,18 +128,22 @@ class LayeredStepper(ShardStepper):
         numbers = table.column(LAYERS)
         inputs = table.select(self.input_schema.names)
         outputs, pieces, positions, metas = [], [], [], []
+        deadlines = []  # of the keys held, when a window closes (NONE: never)
         for s in range(len(starts)):
             lo, hi = int(starts[s]), int(ends[s])
             first, k, f = lo + int(has_meta[s]), int(kept[s]), int(fresh[s])
-            if not f and not ended:
+            due = k > 0 and NONE != meta["deadline"][s] <= horizon  # (a window closed on a run it holds)
+            if not f and not due and not ended:
                 pieces.append(np.arange(lo, hi))
                 positions.append(pos[lo:hi])
+                deadlines.append(meta["deadline"][s])
                 continue
             if ended and not k + f:
                 continue  # (a meta row alone: its key is done)
             dropped, emitted = int(meta["dropped"][s]), int(meta["number"][s])
-            output, quiet, at_quiet, emitted = self.runner.run(
-                inputs.slice(first, k + f), dropped, numbers[lo].as_py() if has_meta[s] else None, emitted, ended)
+            output, quiet, at_quiet, emitted, deadline = self.runner.run(
+                inputs.slice(first, k + f), dropped, numbers[lo].as_py() if has_meta[s] else None, emitted,
+                horizon, ended)
             if output is not None:
                 outputs.append(output)
             if ended:
@@ -131,7 +152,9 @@ class LayeredStepper(ShardStepper):
             keep = k + f - quiet
             if not keep and not waiting and not self.tail:
                 continue  # the key can no longer contribute: its state goes
-            metas.append((lo, (dropped + quiet, 0, emitted, -1, horizon, NONE), at_quiet))
+            deadline = NONE if deadline is None else deadline
+            deadlines.append(deadline)
+            metas.append((lo, (dropped + quiet, 0, emitted, -1, horizon, deadline), at_quiet))
             pieces.append(np.array([-len(metas)]))  # the new meta row (resolved in ``_held``)
             positions.append(np.zeros(1, np.int64))
             pieces.append(np.arange(first + quiet, first + k + f))
@@ -143,7 +166,7 @@ class LayeredStepper(ShardStepper):
                           self._meta_columns(metas) if metas else [])
         if held is None:
             return Step(None, output, None, None)
-        # the shard wakes up at its first pending row, at the latest when the stream ends
+        # the shard wakes up at the first window close or pending row, at the latest when the stream ends
         waiting = np.where(pending & ~released, times, END_OF_STREAM)
-        wake = min(END_OF_STREAM, int(np.min(waiting)))
+        wake = min(END_OF_STREAM, int(np.min(waiting)), *(int(d) for d in deadlines if d != NONE))
         return Step(Shard(held, horizon), output, None, -(-wake // 1000))

@@ -206,6 +206,12 @@ def _checked_period(clause: MatchRecognizeClause, input_text: str, schema) -> st
     return f"(SELECT * FROM {input_text} WHERE {to_spark_sql(check)})"
 
 
+def over_spans(clause: MatchRecognizeClause, body: Body) -> bool:
+    """Is the WITHIN of ``body`` (a layer of ``clause`` or its top) measured over its members'
+    span (rule 6: it reads a layer's events or PERIOD rows), else its own WITHIN over instants?"""
+    return bool(reads(body)[1]) or clause.period is not None
+
+
 def reads(body: Body) -> tuple[bool, list]:
     """(does ``body`` read rows, the names of the layers it reads)."""
     read = {v: variable_name(d.source) for v, d in body.definitions.items() if d.source is not None}
@@ -271,7 +277,7 @@ def _clause(clause: MatchRecognizeClause, body, analysed: Body, sources: dict,
             (exp.Max(this=column(helpers.row)), helpers.row), (MatchNumberCall(), helpers.number),
             (exp.Min(this=interval.start.copy()), helpers.start), (exp.Max(this=interval.end.copy()), helpers.end))]
     window = None
-    spans = read or clause.period is not None  # (else the clause's own WITHIN over instants)
+    spans = over_spans(clause, analysed)
     if body.within is not None and spans:
         over = "a layer's events" if read else "PERIOD rows"
         if analysed.semantics is Semantics.FLINKCEP or any(

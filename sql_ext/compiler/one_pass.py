@@ -20,7 +20,8 @@ from udtf.plan import Hierarchy, LayerPlan, Value
 
 from . import lower
 from .analyze import Analysis, analysis_column, analyze, analyze_body, variable_name
-from .hierarchy import Expansion, reads, refinement
+from .hierarchy import Expansion, over_spans, reads, refinement
+from .interval import within_micros
 from .lower import Settings, Stack
 from .parse import MatchRecognizeClause
 from .plan import Plan, engine_row, plan
@@ -92,6 +93,8 @@ def stack(analysis: Analysis, expansion: Expansion, plans: tuple, top: Plan, inp
         tuple(Value(name, types[name]) for name in (helpers.start, helpers.end))
     reads_rows, sources = reads(analyze_body(clause))
     names = [p.name for p in plans]
-    hierarchy = Hierarchy(plans, tuple(names.index(s) for s in sources), reads_rows, rows, tuple(helpers))
+    spans = tuple(within_micros(body.within) if body.within is not None and over_spans(clause, analyze_body(body))
+                  else None for body in (*clause.layers, clause))
+    hierarchy = Hierarchy(plans, tuple(names.index(s) for s in sources), reads_rows, rows, tuple(helpers), spans)
     return Stack(hierarchy, query, tuple(v.name for v in rows), tuple(lower.order_keys(clause, analysis)))
 

@@ -43,6 +43,11 @@ class Matcher(ABC):
     ``rows`` (any number of times), then ``finish()``; both return the new matches (``Match``
     tuples, or ``match.runs.MatchBlock``s); ``reset()`` starts the next partition."""
 
+    # a window the matcher's conditions enforce over its rows' intervals, which ``horizon``
+    # closes: (length, each row's interval start), set by its owner (``udtf.hierarchy``: a
+    # layer's WITHIN over the members' span, rule 6 of docs/hierarchies.md)
+    span: tuple | None = None
+
     def __init__(self, rows: Rows, options: Options):
         self.rows = rows
         self.options = options
@@ -83,14 +88,21 @@ class Matcher(ABC):
     def rebase(self, shift: int):
         """The first ``shift`` rows were dropped: every row index held goes down by ``shift``."""
 
+    def window(self) -> tuple:
+        """(length, each row's opening value) of the window a run must end within: WITHIN over
+        ``rows.order``, or the ``span`` over the rows' interval starts (length None: none)."""
+        return self.span or (self.options.within, self.rows.order)
+
     def closed(self, start: int) -> bool:
-        """Has the WITHIN window of a match starting at ``start`` closed before the rows still
-        to come (``horizon``), with every row present read?  Deciding it then is what the next
-        row, lying beyond the window, would decide; its contents are never read."""
-        limit = self.options.within
+        """Has the window of a match starting at ``start`` closed before the rows still to come
+        (``horizon``: each lies, or ends, past it), with every row present read?  Deciding it
+        then is what the next row, lying beyond the window, would decide; its contents are
+        never read.  (Over intervals a run's window opens at its earliest member start, at or
+        before its first row's: closed from that row's start, it is closed.)"""
+        limit, opens = self.window()
         if limit is None or self.horizon is None or self.finished or self.pos < self.rows.size:
             return False
-        first = self.rows.order[start]
+        first = opens[start]
         return first is None or self.horizon - first >= limit
 
     def limit(self) -> int:

@@ -25,7 +25,8 @@ while its rows are still held; the stack only decides which items enter which la
 feed a layer forgets the items before its matcher's low water but ``lookback`` (as the UDTF
 forgets rows), and a layer's released events once every reader took them.  A layer's window
 over member intervals is its plan's business (``udtf.hierarchy``: the expansion's conjunct
-over the items' start and end columns; docs/hierarchies.md, "Evaluation").
+over the items' start and end columns; docs/hierarchies.md, "Evaluation"); on a stream,
+``feed``'s horizon lets each matcher close its windows (``Matcher.closed``) without a row.
 """
 from __future__ import annotations
 
@@ -99,9 +100,10 @@ class LayerStack:
         for layer in self.layers:
             layer.matcher.reset()
 
-    def feed(self, count: int = 0) -> list[Event]:
+    def feed(self, count: int = 0, horizon=None) -> list[Event]:
+        """(``horizon``: every row still to come lies, or ends, past it - a stream's watermark.)"""
         self.size += count
-        return self._step(final=False)
+        return self._step(final=False, horizon=horizon)
 
     def finish(self) -> list[Event]:
         return self._step(final=True)
@@ -114,7 +116,7 @@ class LayerStack:
             limits.append(INF if final else self.size)
         return min(limits)
 
-    def _step(self, final: bool) -> list[Event]:
+    def _step(self, final: bool, horizon=None) -> list[Event]:
         top = len(self.layers) - 1
         out: list[Event] = []
         for i, layer in enumerate(self.layers):
@@ -122,6 +124,9 @@ class LayerStack:
             new = self._arrivals(i, bound)
             self.items[i] += new
             layer.load(new)
+            # every item still to come ends past the horizon once the layers it reads released
+            # every event they know of (those to come complete at rows to come)
+            layer.matcher.horizon = horizon if all(self.frontier[s] >= self.size for s in layer.sources) else None
             found = expand(layer.matcher.finish() if final else layer.matcher.feed(len(new)))
             events = self._events(i, found, layer.measures(found))
             if i == top:
