@@ -89,7 +89,7 @@ def test_anchored_plans_stream_like_batch():
 @pytest.mark.slow
 @pytest.mark.parametrize("semantics", [Semantics.STANDARD, Semantics.FLINKCEP])
 def test_engine_plans_stream_like_batch_wide(semantics):
-    _check_engine(range(3000, 4500), semantics)
+    _check_engine(range(3000, 3500), semantics)
 
 
 def _check_shapes(spark, indexes, arrivals):
@@ -127,7 +127,7 @@ def test_shapes_stream_like_batch(spark):
 
 @pytest.mark.slow
 def test_shapes_stream_like_batch_wide(spark):
-    _check_shapes(spark, range(12, 200), arrivals=4)
+    _check_shapes(spark, range(12, 72), arrivals=4)
 
 
 TYPED = ("sym, ts, seq, price, x, CAST(price AS DECIMAL(20, 4)) / 3 AS d, "
