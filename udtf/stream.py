@@ -418,12 +418,7 @@ class ShardStepper:
             deadline = self._deadline(point, horizon)
             metas.append((lo, (int(meta["dropped"][s]) + base, point.row - base, point.number, point.covered - base,
                                horizon, NONE if deadline is None else deadline)))
-            pieces.append(np.array([-len(metas)]))  # the new meta row (resolved in ``_held``)
-            positions.append(np.zeros(1, np.int64))
-            pieces.append(index[off + base:off + k + f])
-            positions.append(np.arange(1, keep + 1, dtype=np.int64))
-            pieces.append(np.arange(hi - waiting, hi))
-            positions.append(np.full(waiting, PENDING, np.int64))
+            keep_key(pieces, positions, len(metas), index[off + base:off + k + f], hi, waiting)
             deadlines.append(NONE if deadline is None else deadline)
 
         if found_keys:
@@ -433,10 +428,7 @@ class ShardStepper:
         held = self._held(table, pieces, positions, metas)
         if held is None:
             return Step(None, output, None, None)
-        # the shard wakes up at the first WITHIN deadline or pending row, at the latest when the stream ends
-        waiting = np.where(pending & ~released, times, END_OF_STREAM)
-        wake = min(END_OF_STREAM, int(np.min(waiting)), *(d for d in deadlines if d != NONE))
-        return Step(Shard(held, horizon), output, None, -(-wake // 1000))
+        return Step(Shard(held, horizon), output, None, timer_ms(times[pending & ~released], deadlines))
 
     def _emit(self, found_keys: list) -> Emitted:
         """The output of every stepped key's matches, (matches, offset of its rows) each: ``Match``
@@ -631,6 +623,22 @@ def _differs(a, b) -> np.ndarray:
     same = pc.fill_null(same, False)
     both_null = pc.and_(pc.is_null(a), pc.is_null(b))
     return ~pc.or_(same, both_null).to_numpy(zero_copy_only=False)
+
+
+def keep_key(pieces: list, positions: list, meta: int, kept: np.ndarray, hi: int, waiting: int) -> None:
+    """Hold a key: its ``meta``-th new meta row (resolved in ``ShardStepper._held``), the rows
+    ``kept`` (POS 1, 2, ...) and its ``waiting`` pending rows, the last before ``hi``."""
+    pieces += [np.array([-meta]), kept, np.arange(hi - waiting, hi)]
+    positions += [np.zeros(1, np.int64), np.arange(1, len(kept) + 1, dtype=np.int64),
+                  np.full(waiting, PENDING, np.int64)]
+
+
+def timer_ms(pending_times: np.ndarray, deadlines: list) -> int:
+    """The shard's timer (ms): its first pending row or window close (``deadlines``, µs;
+    NONE: none), at the latest when the stream ends."""
+    wake = min(END_OF_STREAM, int(np.min(pending_times, initial=END_OF_STREAM)),
+               *(int(d) for d in deadlines if d != NONE))
+    return -(-wake // 1000)
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -33,8 +33,8 @@ import pyarrow as pa
 from .hierarchy import HierarchyRunner
 from .plan import EnginePlan
 from .program import Kind
-from .stream import (END_OF_STREAM, NONE, PENDING, Shard, ShardStepper, Step, StreamSpec, lookback,
-                     reads_across_gaps, resume_point, window_close)
+from .stream import (NONE, Shard, ShardStepper, Step, StreamSpec, keep_key, lookback,
+                     reads_across_gaps, resume_point, timer_ms, window_close)
 
 LAYERS = "__sparkcep_layers"  # on a meta row: each layer's MATCH_NUMBER at the quiet point (the top's last)
 CHUNK = 64  # rows fed to the stack between two looks for a quiet point
@@ -155,18 +155,10 @@ class LayeredStepper(ShardStepper):
             deadline = NONE if deadline is None else deadline
             deadlines.append(deadline)
             metas.append((lo, (dropped + quiet, 0, emitted, -1, horizon, deadline), at_quiet))
-            pieces.append(np.array([-len(metas)]))  # the new meta row (resolved in ``_held``)
-            positions.append(np.zeros(1, np.int64))
-            pieces.append(np.arange(first + quiet, first + k + f))
-            positions.append(np.arange(1, keep + 1, dtype=np.int64))
-            pieces.append(np.arange(hi - waiting, hi))
-            positions.append(np.full(waiting, PENDING, np.int64))
+            keep_key(pieces, positions, len(metas), np.arange(first + quiet, first + k + f), hi, waiting)
         output = pa.concat_batches(outputs) if outputs else None
         held = self._held(table, pieces, positions, [(lo, values) for lo, values, _ in metas],
                           self._meta_columns(metas) if metas else [])
         if held is None:
             return Step(None, output, None, None)
-        # the shard wakes up at the first window close or pending row, at the latest when the stream ends
-        waiting = np.where(pending & ~released, times, END_OF_STREAM)
-        wake = min(END_OF_STREAM, int(np.min(waiting)), *(int(d) for d in deadlines if d != NONE))
-        return Step(Shard(held, horizon), output, None, -(-wake // 1000))
+        return Step(Shard(held, horizon), output, None, timer_ms(times[pending & ~released], deadlines))
