@@ -46,6 +46,7 @@ from udtf.transport import dump_state, load_state  # noqa: E402
 SECOND = 1_000_000
 T0 = 1_700_000_000 * SECOND
 SCHEMA = "sym INT, ts TIMESTAMP, seq BIGINT, price INT, x INT"
+ODD_SCHEMA = "sym DOUBLE, ts TIMESTAMP, seq BIGINT, price DOUBLE, x DOUBLE"  # (``odd_values``)
 REFUSALS = ("PATTERN anchor $ on a stream", "a greedy unbounded loop over")
 
 
@@ -98,14 +99,39 @@ def rows_for(seed: int, keys: int, per_key: int) -> list:
     return out
 
 
-def load_rows(spark, name: str, rows: list) -> None:
+def odd_values(rows: list, seed: int) -> list:
+    """``rows_for``'s rows in ``ODD_SCHEMA``: the inputs a stream must treat as batch does - the
+    first key 0.0 or -0.0 row by row (one partition), the second NaN, the last NULL; NaN and
+    NULL prices and x; a NULL event time now and then; event times tied with the row before."""
+    r = random.Random(f"odd values:{seed}")
+    syms = sorted({row["sym"] for row in rows if row["sym"] is not None})
+    out, before = [], {}
+    for row in rows:
+        sym = row["sym"]
+        odd = dict(row, sym=None if sym is None else (r.choice([0.0, -0.0]) if sym == syms[0] else
+                                                    math.nan if sym == syms[1] else float(sym)))
+        for name in ("price", "x"):
+            if odd[name] is not None:
+                odd[name] = math.nan if r.random() < 0.06 else odd[name] + r.choice([0.0, 0.5])
+        if r.random() < 0.04:
+            odd["ts"] = None
+        elif sym in before and r.random() < 0.15:
+            odd["ts"] = before[sym]
+        if odd["ts"] is not None:
+            before[sym] = odd["ts"]
+        out.append(odd)
+    return out
+
+
+def load_rows(spark, name: str, rows: list, schema: str = SCHEMA) -> None:
     """``rows`` as the temporary view ``name``, its ``ts`` marked as a watermark column (as
     ``withWatermark`` marks a stream's)."""
     from pyspark.sql import functions as F
 
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-    data = [(r["sym"], epoch + dt.timedelta(microseconds=r["ts"]), r["seq"], r["price"], r["x"]) for r in rows]
-    frame = spark.createDataFrame(data, SCHEMA)
+    data = [(r["sym"], None if r["ts"] is None else epoch + dt.timedelta(microseconds=r["ts"]), r["seq"], r["price"],
+             r["x"]) for r in rows]
+    frame = spark.createDataFrame(data, schema)
     frame.withColumn("ts", F.col("ts").alias("ts", metadata={"spark.watermarkDelayMs": 3000})) \
         .createOrReplaceTempView(name)
 
@@ -130,19 +156,36 @@ class Planned:
 
 
 def sort_input(planned: Planned, table: pa.Table) -> pa.Table:
-    """``table`` in the batch UDTF's order: by PARTITION BY, then ORDER BY."""
-    keys = [(k, "ascending") for k in planned.plan.partition]
-    for o in planned.spec.order:
-        keys.append((o.column, "descending" if o.descending else "ascending"))
-    return table.take(pc.sort_indices(table, sort_keys=keys))
+    """``table`` in the batch UDTF's order, as Spark sorts it: by PARTITION BY, then ORDER BY
+    with its NULLs first or last as each key says (the default: first when ascending) and NaN
+    above every number."""
+    columns, keys = {}, []
+    for k, name in enumerate(planned.plan.partition):
+        columns[f"p{k}"] = table.column(name)
+        keys.append((f"p{k}", "ascending"))
+    for k, o in enumerate(planned.spec.order):
+        column, direction = table.column(o.column), "descending" if o.descending else "ascending"
+        nan = pc.fill_null(pc.is_nan(column), False) if pa.types.is_floating(column.type) else pc.is_null(column)
+        columns[f"n{k}"], columns[f"q{k}"], columns[f"o{k}"] = pc.is_null(column), nan, column
+        keys += [(f"n{k}", "descending" if o.nulls_first else "ascending"), (f"q{k}", direction), (f"o{k}", direction)]
+    return table.take(pc.sort_indices(pa.table(columns), sort_keys=keys))
 
 
 def batch_engine(planned: Planned, table: pa.Table) -> pa.Table:
-    runner = PartitionRunner(planned.plan, planned.output_schema)
-    out = []
-    for batch in sort_input(planned, table).to_batches(max_chunksize=64):
-        out += runner.feed(batch)
-    out += runner.finish()
+    """The batch UDTF's output over ``table``: a runner per partition, the partitions as Spark
+    groups them (NaN equals NaN, -0.0 equals 0.0), each fed whole (``grouped``: a stream plan has
+    no Spark-computed partition starts, and comparing keys in Arrow would split a NaN key)."""
+    table = sort_input(planned, table)
+    keys = [tuple(_value(table.column(k)[i].as_py()) for k in planned.plan.partition) for i in range(table.num_rows)]
+    out, lo = [], 0
+    for hi in range(1, table.num_rows + 1):
+        if hi < table.num_rows and keys[hi] == keys[lo]:
+            continue
+        runner = PartitionRunner(planned.plan, planned.output_schema, grouped=True)
+        for batch in table.slice(lo, hi - lo).to_batches(max_chunksize=64):
+            out += runner.feed(batch)
+        out += runner.finish()
+        lo = hi
     return pa.Table.from_batches(out, planned.output_schema)
 
 
@@ -154,6 +197,8 @@ class Arrival:
     def __init__(self, seed: int, n: int, times: list, delay: int, late: float):
         r = random.Random(f"arrival:{seed}")
         self.delay = delay
+        known = [t for t in times if t is not None]
+        times = [t if t is not None else r.choice(known) if known else 0 for t in times]  # (a NULL time: anywhere)
         beyond = [r.random() < late for _ in times]
         self.beyond = {i for i, b in enumerate(beyond) if b}  # the rows that may arrive late
         # a late row arrives up to 4 delays behind, or with the last rows (when its key may have ended)
@@ -178,7 +223,7 @@ def stream_engine(planned: Planned, table: pa.Table, arrival: Arrival) -> tuple:
     """(the union of the stepper's output, the indexes of ``table``'s rows set aside as late)."""
     stepper = planned.stepper()
     keys = planned.plan.partition
-    key_of = [tuple(table.column(k)[i].as_py() for k in keys) for i in range(table.num_rows)]
+    key_of = [tuple(_value(table.column(k)[i].as_py()) for k in keys) for i in range(table.num_rows)]
     shard_of = {}
     for key in sorted(set(key_of), key=repr):
         shard_of[key] = arrival.r.randrange(arrival.shards)
@@ -243,8 +288,8 @@ def canonical(table: pa.Table) -> list:
 
 
 def _value(v):
-    if isinstance(v, float):
-        return "nan" if math.isnan(v) else float(f"{v:.9g}")
+    if isinstance(v, float):  # (-0.0: 0.0, as Spark groups and compares them)
+        return "nan" if math.isnan(v) else float(f"{v:.9g}") + 0.0
     if isinstance(v, list):
         return tuple(_value(x) for x in v)
     if isinstance(v, dict):
@@ -259,7 +304,9 @@ def engine_case(planned: Planned, seed: int, late: float = 0.0) -> tuple:
     times = table.column(planned.spec.order[0].column).cast(pa.int64()).to_pylist()
     arrival = Arrival(seed, table.num_rows, times, random.Random(seed).choice([1, 3, 6]) * SECOND, late)
     got, late_rows = stream_engine(planned, table, arrival)
-    assert set(late_rows) <= arrival.beyond, "a row within the watermark delay was taken for late"
+    untimed = {i for i, t in enumerate(times) if t is None}
+    assert untimed <= set(late_rows), "a row without event time reached the matcher (it is late)"
+    assert set(late_rows) <= arrival.beyond | untimed, "a row within the watermark delay was taken for late"
     if late_rows:
         keep = pa.array([i not in set(late_rows) for i in range(table.num_rows)])
         table = table.filter(keep)
@@ -274,8 +321,8 @@ def statement_rows(spark, planned: Planned, stream_output: pa.Table, sql_batch: 
     frame.createOrReplaceTempView(stream_view(planned.lowered.name))
     got = spark.sql(planned.rewritten).collect()
     expected = spark.sql(sql_batch).collect()
-    key = lambda row: repr(tuple(_value(v) for v in row))
-    return sorted(map(tuple, got), key=key), sorted(map(tuple, expected), key=key)
+    rows = lambda found: sorted((tuple(_value(v) for v in row) for row in found), key=repr)
+    return rows(got), rows(expected)
 
 
 def _struct(spec):

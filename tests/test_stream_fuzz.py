@@ -12,12 +12,14 @@
 """
 from __future__ import annotations
 
+import math
+import random
 import re
 
 import pytest
 
-from stream_fuzz_support import (REFUSALS, SECOND, Arrival, Planned, batch_engine, engine_case, load_rows, rows_for, shape_sql,
-                                 statement_rows, stream_engine)
+from stream_fuzz_support import (ODD_SCHEMA, REFUSALS, SCHEMA, SECOND, Arrival, Planned, batch_engine, engine_case, load_rows,
+                                 odd_values, rows_for, shape_sql, statement_rows, stream_engine)
 from test_stream_engine import Case, _table
 from udtf import expr as ir
 from udtf.errors import MatchRecognizeError
@@ -26,6 +28,7 @@ from udtf.stream import ShardStepper, arrow_schema, lookback, reads_across_gaps
 from udtf.transport import dump_state, load_state
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 
 class EngineCase:
@@ -34,7 +37,7 @@ class EngineCase:
     decided, unless its DEFINE reads PREV or the pattern ``^``), and for odd seeds with key "b"
     ending halfway (its shard, when it has one of its own, empties before the stream ends)."""
 
-    def __init__(self, case: Case):
+    def __init__(self, case: Case, odd: bool = False):
         self.case = case
         spec, plan = case.spec(), case.plan
         if case.seed % 3:
@@ -51,17 +54,40 @@ class EngineCase:
         rows = case.rows
         if case.seed % 2:
             rows = [r for r in rows if r["k"] == "a" or r["seq"] <= len(rows) * 3 // 4]
+        if odd:
+            rows = odd_rows(rows, case.seed)
         self.input = _table(self.input_schema, rows)
 
     def stepper(self) -> ShardStepper:
         return ShardStepper(self.spec, self.input_schema, self.output_schema)
 
 
-def _check_engine(seeds, semantics, anchored=False):
+def odd_rows(rows: list, seed: int) -> list:
+    """``rows`` with the inputs a stream must place as batch does: a NULL event time now and
+    then (``ts`` and the WITHIN key ``t``), event times tied with the row before (ties that
+    micro-batches cut), key "b" NULL on a share of seeds."""
+    r = random.Random(f"odd:{seed}")
+    out, before = [], {}
+    null_key = r.random() < 0.3
+    for row in rows:
+        row = dict(row)
+        if null_key and row["k"] == "b":
+            row["k"] = None
+        if r.random() < 0.06:
+            row["ts"] = row["t"] = None
+        elif row["k"] in before and r.random() < 0.2:
+            row["ts"] = row["t"] = before[row["k"]]  # (a tie with the key's row before)
+        if row["ts"] is not None:
+            before[row["k"]] = row["ts"]
+        out.append(row)
+    return out
+
+
+def _check_engine(seeds, semantics, anchored=False, odd=False):
     for seed in seeds:
-        case = EngineCase(Case(seed, semantics, anchored))
-        try:
-            batch_engine(case, case.input)
+        case = EngineCase(Case(seed, semantics, anchored), odd)
+        try:  # (over the rows with an event time: the others are late)
+            batch_engine(case, case.input.filter(pc.is_valid(case.input.column("ts"))))
         except MatchRecognizeError as e:  # a runtime error (AFTER MATCH SKIP): the stream fails alike (with
             # another key's error, if one steps first)
             with pytest.raises(MatchRecognizeError, match=re.escape(e.message.split(" failed")[0])):
@@ -86,22 +112,39 @@ def test_anchored_plans_stream_like_batch():
     _check_engine(range(2000, 2040), Semantics.STANDARD, anchored=True)
 
 
+@pytest.mark.parametrize("semantics", [Semantics.STANDARD, Semantics.FLINKCEP])
+def test_engine_plans_with_null_times_and_ties_stream_like_batch(semantics):
+    """20 plans per semantics over ``odd_rows``: a row without event time is late (set aside,
+    as a row behind the watermark is), whenever it arrives."""
+    _check_engine(range(4000, 4020), semantics, odd=True)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("semantics", [Semantics.STANDARD, Semantics.FLINKCEP])
 def test_engine_plans_stream_like_batch_wide(semantics):
     _check_engine(range(3000, 3500), semantics)
+    _check_engine(range(5000, 5200), semantics, odd=True)
 
 
-def _check_shapes(spark, indexes, arrivals):
+def _check_shapes(spark, indexes, arrivals, odd=False):
+    """``odd``: over ``odd_values`` (the batch statement over the rows with an event time: the
+    others are late)."""
     import sql_ext
 
     sql_ext.enable(spark)
     checked = 0
     for index in indexes:
-        load_rows(spark, "fuzz_src", rows_for(index, keys=3, per_key=30))
+        rows = rows_for(index, keys=3, per_key=30)
+        if odd:
+            rows = odd_values(rows, index)
+            load_rows(spark, "fuzz_timed", [r for r in rows if r["ts"] is not None], ODD_SCHEMA)
+        load_rows(spark, "fuzz_src", rows, ODD_SCHEMA if odd else SCHEMA)
         sql, describe = shape_sql(1, index, "fuzz_src")
+        if odd and index % 2:  # (ties broken by a DOUBLE key, descending: NaN first, NULL last)
+            sql, describe = sql.replace("ORDER BY ts, seq", "ORDER BY ts, price DESC, seq"), describe + ", by price DESC"
+        batch_sql = sql.replace("fuzz_src", "fuzz_timed") if odd else sql
         try:
-            spark.sql(sql).collect()
+            spark.sql(batch_sql).collect()
         except MatchRecognizeError:
             continue  # (a shape batch refuses: the stream refuses it too, at analysis)
         try:
@@ -115,7 +158,7 @@ def _check_shapes(spark, indexes, arrivals):
         table = planned.input
         times = table.column(planned.spec.order[0].column).cast(pa.int64()).to_pylist()
         output, _ = stream_engine(planned, table, Arrival(index, table.num_rows, times, 3 * SECOND, 0.0))
-        got, expected = statement_rows(spark, planned, output, sql)
+        got, expected = statement_rows(spark, planned, output, batch_sql)
         assert got == expected, f"{describe}\n{sql}"
         checked += 1
     assert checked >= len(indexes) // 2, "most shapes should be checked, not skipped"
@@ -125,9 +168,16 @@ def test_shapes_stream_like_batch(spark):
     _check_shapes(spark, range(0, 6), arrivals=3)
 
 
+def test_shapes_over_nan_null_and_untimed_rows_stream_like_batch(spark):
+    """Shapes over DOUBLE keys (0.0 and -0.0 one partition, NaN, NULL), NaN and NULL in the
+    DEFINE and MEASURES columns, NULL event times and ties."""
+    _check_shapes(spark, range(7, 8), arrivals=2, odd=True)
+
+
 @pytest.mark.slow
 def test_shapes_stream_like_batch_wide(spark):
     _check_shapes(spark, range(12, 72), arrivals=4)
+    _check_shapes(spark, range(72, 100), arrivals=3, odd=True)
 
 
 TYPED = ("sym, ts, seq, price, x, CAST(price AS DECIMAL(20, 4)) / 3 AS d, "
@@ -145,7 +195,6 @@ def test_shapes_on_a_live_stream(spark, tmp_path, confs):
     from stream_support import END_TS, micros, run_to_end, scripted, write_script
     from test_streaming import KEEP, _comparable, _split
 
-    from stream_fuzz_support import SCHEMA
 
     sql_ext.enable(spark)
     confs(spark, {"spark.sql.session.timeZone": "America/Los_Angeles"})
@@ -227,3 +276,38 @@ def test_a_late_row_of_a_key_whose_state_went_is_late():
             assert done.late is not None and done.late.column("seq").to_pylist() == [2]
     assert out == [{"k": "a", "first": 1, "last": 3}]
     assert shard is None  # (nothing left once the stream ended)
+
+
+def test_pending_rows_sort_nan_as_spark_does():
+    """Found reading the sort this fuzz's ``price DESC`` tie-breaker goes through: rows of one
+    event time wait in the shard sorted by the further ORDER BY keys, and Spark puts NaN above
+    every number (first when descending), where Arrow puts it last either way.  ``ORDER BY ts,
+    p DESC, seq`` over two rows at 1 s, p 1.0 (A), p NaN (B) and p NULL (B, last): the batch
+    query reads B, A, B and ``A B`` matches (1, 3); the stream read A, B, B and matched (1, 2)."""
+    from udtf.compile import compile_pattern
+    from udtf.pattern import parse_pattern
+    from udtf.plan import Atom, Condition, EnginePlan, Limits, RowsMode, Skip, SkipMode
+    from udtf.stream import END_OF_STREAM, Column, Fingerprint, OrderKey, StreamSpec
+
+    plan = EnginePlan(
+        program=compile_pattern(parse_pattern("A B"), ["A", "B"], untils=set(), within=False),
+        semantics=Semantics.STANDARD, skip=Skip(SkipMode("PAST LAST ROW"), (), None), rows=RowsMode.ONE,
+        define=(Condition(0, "m_A", None), Condition(1, "m_B", None)), until=(), partition=("k",),
+        masks=("m_A", "m_B"), derived=(), values=(), order_key=None, within=None, lookahead=0,
+        atoms=(Atom(ir.Nav(None, None, None, ir.NavMode.FIRST), False), Atom(ir.Nav(None, None, None, ir.NavMode.LAST), False)),
+        output=(Output(OutputKind.CARRY, column="k"), Output(OutputKind.TAKE, column="seq", atom=0),
+                Output(OutputKind.TAKE, column="seq", atom=1)), limits=Limits(), ansi=True)
+    inputs = (Column("k", '"string"'), Column("seq", '"long"'), Column("ts", '"timestamp"'), Column("p", '"double"'),
+              Column("m_A", '"boolean"'), Column("m_B", '"boolean"'))
+    outputs = (Column("k", '"string"'), Column("first", '"long"'), Column("last", '"long"'))
+    order = (OrderKey("ts", False, True), OrderKey("p", True, False), OrderKey("seq", False, True))
+    spec = StreamSpec(plan.to_json(), inputs, outputs, order, 0, Fingerprint((), 0, False))
+    stepper = ShardStepper(spec, arrow_schema(inputs), arrow_schema(outputs))
+    t = 1_700_000_000 * SECOND
+    rows = pa.table({"k": ["a", "a", "a"], "seq": [1, 2, 3], "ts": pa.array([t, t, t], pa.timestamp("us", "UTC")),
+                     "p": [1.0, math.nan, None], "m_A": [True, False, False], "m_B": [False, True, True]})
+    first = stepper.step(None, rows, 0)
+    assert first.output is None
+    done = stepper.step(first.shard, None, END_OF_STREAM // 1000)
+    # Spark's order: NaN (seq 2), 1.0 (seq 1), NULL (seq 3, NULLS LAST): A B matches (1, 3) only
+    assert done.output.to_pylist() == [{"k": "a", "first": 1, "last": 3}]

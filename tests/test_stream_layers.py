@@ -73,8 +73,10 @@ class Streamed:
         rng = random.Random(f"stream {seed}")
         self.shards = {"p": 0, "q": rng.randrange(2)}
         self.time = "e" if period else "ts"
-        # arrival: event time plus a jitter below the delay (NULL ends at once), in random micro-batches
-        arrival = sorted(self.rows, key=lambda r: (r[self.time] or 0) + rng.randrange(DELAY))
+        # arrival: event time plus a jitter below the delay (a NULL end: any time, and it is late),
+        # in random micro-batches
+        known = [r[self.time] for r in self.rows if r[self.time] is not None] or [0]
+        arrival = sorted(self.rows, key=lambda r: (r[self.time] or rng.choice(known)) + rng.randrange(DELAY))
         self.batches = []
         while arrival:
             size = rng.randint(0, 4)
@@ -93,8 +95,8 @@ def _table(schema: pa.Schema, rows: list) -> pa.Table:
 
 def batch_output(streamed: Streamed, stepper: LayeredStepper) -> list:
     runner = HierarchyRunner(streamed.plan, stepper.output_schema)
-    time = streamed.time
-    rows = sorted(streamed.rows, key=lambda r: (r["part"], r[time] is not None, r[time] or 0, r.get("id", 0)))
+    time = streamed.time  # (a row whose end is NULL is late on a stream: the rows without it)
+    rows = sorted((r for r in streamed.rows if r[time] is not None), key=lambda r: (r["part"], r[time], r.get("id", 0)))
     out = []
     for batch in _table(stepper.input_schema, rows).to_batches(max_chunksize=3) if rows else []:
         out += runner.feed(batch)
@@ -109,7 +111,9 @@ def stream_output(streamed: Streamed, stepper: LayeredStepper, held: list | None
     def step(shard, rows, watermark_ms):
         state = stepper.restore(load_state(stored.get(shard)))
         done = stepper.step(state, _table(stepper.input_schema, rows) if rows else None, watermark_ms)
-        assert done.late is None, "a row within the watermark delay was taken for late"
+        late = [] if done.late is None else done.late.column(streamed.time).to_pylist()
+        assert late == [None] * len(late), "a row within the watermark delay was taken for late"
+        assert len(late) == sum(r[streamed.time] is None for r in rows), "a row without event time is late"
         stored[shard] = None if done.shard is None else dump_state(stepper.stored(done.shard))
         if held is not None and done.shard is not None:
             held.append(done.shard.held.num_rows)

@@ -282,6 +282,32 @@ def test_late_rows_change_nothing_and_come_out_when_asked(ss, workdir):
         ("a", dt.datetime.fromtimestamp(late[1] / SECOND, dt.timezone.utc).replace(tzinfo=None), 0, 999)]
 
 
+def test_a_row_without_event_time_is_late(ss, workdir):
+    """Spark's watermark passes a row whose event time is NULL on to the operator (it moves no
+    watermark, and no filter of Spark's drops it).  No watermark places it: a batch ORDER BY
+    sorts it before every row of its key, where the stream has already read rows.  So it is
+    late, whenever it arrives: the matches are the batch query's over the rows with an event
+    time, and with ``late_rows`` the row comes out once, on a row of its own.  (It was released
+    at once, in arrival order: here read between the rows at 4 s and 5 s, it began a match
+    (99, 5) that neither the batch query over all rows nor over the timed ones has.)"""
+    sql = """
+        SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, seq
+          MEASURES A.seq AS a, B.seq AS b PATTERN (A B) DEFINE A AS x = 0, B AS x = 1) AS m"""
+    rows = [["a", T0 + (i + 1) * SECOND, x, i + 1] for i, x in enumerate([2, 0, 1, 2, 1, 0, 1, 2, 2, 0])]
+    untimed = ["a", None, 0, 99]
+    batches = [rows[:5], rows[5:], [untimed], [["~end", micros(END_TS), 0, 0]]]
+    script = write_script(f"{workdir}/script.json", SCHEMA, batches)
+    expected = batch_rows(ss, sql, rows)
+    assert expected == [("a", 2, 3), ("a", 6, 7)]
+    ss.sql("SELECT * FROM events_at_rest UNION ALL SELECT 'a', NULL, 0, 99").createOrReplaceTempView("events_all")
+    assert ordered(tuple(r) for r in ss.sql(sql.format(src="events_all")).collect()) == expected  # (NULL first)
+    scripted(ss, script, "ts", "1 second").where(f"ts IS NULL OR {KEEP}").createOrReplaceTempView("events_live")
+    got, _ = run_to_end(sql_ext.stream(ss, sql.format(src="events_live"), late_rows="late"), f"{workdir}/cp")
+    got = [r for _, r in got]
+    assert ordered(tuple(r[:-1]) for r in got if r[-1] is None) == expected
+    assert [tuple(r[-1]) for r in got if r[-1] is not None] == [("a", None, 0, 99)]
+
+
 EVOLVING = """
     SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, seq
       MEASURES FIRST(A.seq) AS s, LAST(B.seq) AS e, MATCH_NUMBER() AS mn{more}

@@ -16,20 +16,21 @@ Arrow table, ``Shard.held``, sorted by key; each key with state has there:
   so rows that sort before them may still arrive.
 
 A step merges the new rows in and steps every key that has rows the watermark releases
-(event time at or before it; NULL event times at once, in arrival order), a WITHIN deadline it
-passed, or whose stream ended: the matcher resumes at the resume point, reads the kept rows
-with the key's previous watermark (what it reports there was reported before: dropped), then
-the released rows with the new one (new matches: emitted; a WITHIN window the watermark closed
-is decided without waiting for a row, ``Matcher.horizon``).  A watermark at or past
+(event time at or before it), a WITHIN deadline it passed, or whose stream ended: the matcher
+resumes at the resume point, reads the kept rows with the key's previous watermark (what it
+reports there was reported before: dropped), then the released rows with the new one (new
+matches: emitted; a WITHIN window the watermark closed is decided without waiting for a row,
+``Matcher.horizon``).  A watermark at or past
 ``END_OF_STREAM`` ends every partition, as the end of a batch query's input does.  A key keeps
 state only while it holds rows a run, a pending row or the lookback can still read - or, when
 the plan reads MATCH_NUMBER or ``^`` across idle gaps, its meta row (``Tail``).
 
 A row whose event time is at or before the watermark of the shard's previous step is *late*:
-the matcher has read rows of its key past it, so it is set aside (``Step.late``).  A shard
-whose keys all went keeps that watermark (and no rows) until the stream ends (its timer): a
-key's state goes once the watermark passed its rows, and a row of the key behind them is
-still late.
+the matcher has read rows of its key past it, so it is set aside (``Step.late``).  So is a row
+without event time (NULL): no watermark places it (a batch ORDER BY puts it before or after
+every row of its partition).  A shard whose keys all went keeps that watermark (and no rows)
+until the stream ends (its timer): a key's state goes once the watermark passed its rows, and
+a row of the key behind them is still late.
 
 In processing time (FlinkCEP's ``inProcessingTime``) the first ORDER BY key is the rows'
 arrival time and the micro-batch's processing time is handed in where the watermark is: the
@@ -320,11 +321,10 @@ class ShardStepper:
         table = self.empty() if shard is None else shard.held
         late = None
         if new is not None and new.num_rows:
-            if shard is not None:
-                times = self._micros(new)
-                behind = (times <= shard.horizon) & (times != NONE)
-                if behind.any():
-                    late, new = new.filter(behind), new.filter(~behind)
+            # late: at or behind the shard's last watermark, or without event time (NONE)
+            behind = self._micros(new) <= (NONE if shard is None else shard.horizon)
+            if behind.any():
+                late, new = new.filter(behind), new.filter(~behind)
             if new.num_rows:
                 new = self._pending(new)
                 table = pa.concat_tables([table, new])
@@ -537,15 +537,18 @@ class ShardStepper:
     # ---- columns ----------------------------------------------------------------------
     def _sort_keys(self) -> list:
         """Keys (in ``_sort_table``'s columns): by key, meta row first, kept rows in the order
-        they were read, pending rows in ORDER BY order (NULL event times first)."""
+        they were read, pending rows in ORDER BY order as Spark sorts (NULLs first or last as
+        the key says; NaN above every other number: last ascending, first descending)."""
         keys = []
         for k, _ in enumerate(self.keys):
             keys += [(f"n{k}", "descending"), (f"k{k}", "ascending")]
         keys.append(("pos", "ascending"))
         for k, key in enumerate(self.spec.order):
-            nulls_first = True if k == 0 else key.nulls_first
-            keys += [(f"m{k}", "descending" if nulls_first else "ascending"),
-                     (f"o{k}", "descending" if key.descending else "ascending")]
+            direction = "descending" if key.descending else "ascending"
+            keys.append((f"m{k}", "descending" if key.nulls_first else "ascending"))
+            if pa.types.is_floating(self.input_schema.field(key.column).type):
+                keys.append((f"q{k}", direction))
+            keys.append((f"o{k}", direction))
         return keys
 
     def _sort_table(self, table: pa.Table) -> pa.Table:
@@ -557,6 +560,8 @@ class ShardStepper:
         for k, key in enumerate(self.spec.order):
             column = table.column(key.column)
             columns[f"m{k}"], columns[f"o{k}"] = pc.is_null(column), column
+            if pa.types.is_floating(column.type):
+                columns[f"q{k}"] = pc.fill_null(pc.is_nan(column), False)
         return pa.table(columns)
 
     def _segments(self, table: pa.Table) -> np.ndarray:
