@@ -123,7 +123,7 @@ def test_engine_plans_with_null_times_and_ties_stream_like_batch(semantics):
 @pytest.mark.parametrize("semantics", [Semantics.STANDARD, Semantics.FLINKCEP])
 def test_engine_plans_stream_like_batch_wide(semantics):
     _check_engine(range(3000, 3500), semantics)
-    _check_engine(range(5000, 5200), semantics, odd=True)
+    _check_engine(range(5000, 5100), semantics, odd=True)
 
 
 def _check_shapes(spark, indexes, arrivals, odd=False):
@@ -177,7 +177,7 @@ def test_shapes_over_nan_null_and_untimed_rows_stream_like_batch(spark):
 @pytest.mark.slow
 def test_shapes_stream_like_batch_wide(spark):
     _check_shapes(spark, range(12, 72), arrivals=4)
-    _check_shapes(spark, range(72, 100), arrivals=3, odd=True)
+    _check_shapes(spark, range(72, 78), arrivals=2, odd=True)
 
 
 TYPED = ("sym, ts, seq, price, x, CAST(price AS DECIMAL(20, 4)) / 3 AS d, "
