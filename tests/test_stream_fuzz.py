@@ -9,6 +9,10 @@
   semantics, ties in the event time, NULLs, three keys) planned as a stream and as a batch
   statement: the stepper against the batch engine under several arrivals, and the rewritten
   streaming statement over the stepper's output against ``spark.sql``.
+* Both also over the inputs a stream must place as batch does (``odd_rows``, ``odd_values``):
+  NULL event times (late, whenever they arrive: the batch runs over the timed rows), ties cut
+  by micro-batches, NULL, NaN and 0.0 / -0.0 keys, NaN and NULL in DEFINE and MEASURES columns,
+  a DOUBLE tie-breaker descending.  (LAYERs: tests/test_stream_layers.py, NULL ends.)
 """
 from __future__ import annotations
 
