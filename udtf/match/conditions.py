@@ -3,9 +3,17 @@
 row whose masks are known (``residual``)."""
 from __future__ import annotations
 
-from ..expr import FactTable, Scope, compile_expr, facts_of
+from operator import itemgetter
+
+from ..expr import Agg, Call, Cast, FactTable, Lit, MatchNumber, Scope, children, compile_expr, facts_of
 from ..program import Def, fold_guard
 from ..rows import Rows
+from ..sparksql.types import SqlType, TypeKind
+
+SHARED_VALUES = 4096  # values one condition keeps in its ``Conditions.shared`` memo (then it starts over)
+# the aggregate types whose equal values are the same value (not -0.0 / 0.0, Decimal 1.0 / 1.00,
+# timestamps in two zones): a condition over them is a function of the aggregates' states
+_EXACT = {TypeKind.TINYINT, TypeKind.SMALLINT, TypeKind.INT, TypeKind.BIGINT, TypeKind.BOOLEAN, TypeKind.STRING}
 
 
 def _never(row, facts):
@@ -54,6 +62,9 @@ class Conditions:
         self.scope = Scope(table, (lambda: (frame[0], min(frame[1], rows.size))) if windowed else
                            (lambda: (0, rows.size)))
         self.rows = rows
+        # per (DEFINE or not, variable) of a condition over the match state alone (``state_only``):
+        # its value per value of what it reads, shared by every run, row and start that has those values
+        self.shared: dict = {}
 
     def without(self, vars_) -> Conditions:
         """These conditions but the DEFINEs of ``vars_``, over the same rows (their folds gone)."""
@@ -118,6 +129,8 @@ class Conditions:
             return True if column is None else lambda row, facts, memo: column[row] == 1
         fn = compile_expr(condition.expr, self.scope)
         table, var = self.table, literal.var
+        if state_only(condition.expr):
+            return self._shared_literal(literal, condition, fn, column)
         if isinstance(literal, Def):
             key, fold = ("def", var), table.folder(var)
 
@@ -140,6 +153,77 @@ class Conditions:
         if column is None:
             return state
         return lambda row, facts, memo: column[row] == 1 and state(row, facts, memo)
+
+    def _shared_literal(self, literal, condition, fn, column):
+        """``_residual_literal`` of a condition over the match state alone (``state_only``):
+        evaluated once per value of what it reads (the states of its aggregates, over the run's
+        facts folded over the row for a DEFINE; MATCH_NUMBER()), whichever run, row, start or
+        partition has them; each run still memoizes it per row."""
+        table, var = self.table, literal.var
+        shared = self.shared.setdefault((isinstance(literal, Def), var), {})  # (Def(v) == Until(v))
+        slots = [table.index[fact] for fact in facts_of(condition.expr, {})]
+        # what it reads of the folded facts: all of them, none, one state, or a tuple of states
+        project = (None if slots == list(range(len(table.facts))) else (lambda folded: ()) if not slots
+                   else itemgetter(*slots))
+        numbered = _reads(condition.expr, MatchNumber)
+        if isinstance(literal, Def):
+            key, fold = ("def", var), table.folder(var)
+        else:  # the row considered by UNTIL is not mapped
+            key, fold = ("until", var), None
+
+        def state(row, facts, memo):
+            value = memo.get(key)
+            if value is None:
+                if fold is not None:
+                    folded = memo.get(var)
+                    if folded is None:
+                        folded = memo[var] = fold(facts, row)
+                else:
+                    folded = facts
+                read = folded if project is None else project(folded)
+                if numbered:
+                    read = (table.match_number, read)
+                value = shared.get(read)
+                if value is None:
+                    if len(shared) >= SHARED_VALUES:
+                        shared.clear()
+                    value = shared[read] = fn((row, folded, table.match_number)) is True
+                memo[key] = value
+            return value
+        if column is None:
+            return state
+        return lambda row, facts, memo: column[row] == 1 and state(row, facts, memo)
+
+
+def state_only(expr) -> bool:
+    """Is ``expr`` a function of the match state alone, with equal values of what it reads
+    the same value: literals, operators and casts over aggregates of an integral, boolean or
+    string type and MATCH_NUMBER() (no column of the row, no navigation, no CLASSIFIER()),
+    reading at least one of them?  E.g. ``COUNT(B.*) <= 4``, ``COUNT(*) <= 5``, ``SUM(A.x) <
+    30``, ``MAX(A.price) - MIN(A.price) <= 3``, ``MATCH_NUMBER() % 2 = 0``.  (No function is
+    nondeterministic; an aggregate's state already folds in what its arguments read; -0.0 and
+    0.0, Decimal 1.0 and 1.00, one instant in two zones are equal values told apart.)"""
+    return _state(expr) is True
+
+
+def _state(expr):
+    """True: ``expr`` reads what ``state_only`` allows and nothing else; None: it reads
+    nothing (a constant); False: it reads something else."""
+    if isinstance(expr, Lit):
+        return None
+    if isinstance(expr, MatchNumber):
+        return True
+    if isinstance(expr, Agg):
+        return SqlType.parse(expr.type).kind in _EXACT
+    if isinstance(expr, (Call, Cast)):
+        found = [_state(a) for a in children(expr)]
+        return False if False in found else (True if True in found else None)
+    return False
+
+
+def _reads(expr, kind) -> bool:
+    """Does ``expr`` (outside its aggregates' arguments) hold a node of type ``kind``?"""
+    return isinstance(expr, kind) or any(_reads(a, kind) for a in children(expr))
 
 
 def _residual_not(inner):

@@ -135,7 +135,9 @@ class StandardMatcher(Matcher):
         window, live_runs = options.within is not None, options.limits.live_runs
         steps_limit, match_rows = options.limits.steps_per_start, options.limits.match_rows
         viable = self.finished and not options.timeouts  # ``_viable`` cuts runs
+        deadline, safe = (self.deadlines(), self.viable_before) if viable else (None, 0)
         limit, bound = self.limit(), self._bound()  # (rows and ``finished`` are fixed in a call)
+        step = self._step
         quick = self.quick and not self.tiers
         ended = 0  # how many starts in a row ended on their own row (from two on, ``_first_rows`` decides on)
         while True:
@@ -156,38 +158,43 @@ class StandardMatcher(Matcher):
             self._classified()  # (once a faster tier left a start to the VM)
             if self.framed:
                 limit, bound = self.limit(), self._bound()
-            while self.threads:
-                row = self.pos
+            # (the live threads, the row and the steps spent are locals while the start is
+            # stepped, written back where the loop leaves it: a row then costs no attribute stores)
+            threads, row, steps, plans_of = self.threads, self.pos, self.steps, machine.plans
+            while threads:
                 if bound is not None and row >= bound:  # the rows this start may read end here
-                    self._close(self.threads)
+                    self._close(threads)
                     break
                 if row >= limit:
                     if not self.finished:
+                        self.pos = row
                         if not self.closed(self.start):
+                            self.threads, self.steps = threads, steps
                             return
-                        self._close(self.threads, row)  # as a row beyond the window would
+                        self._close(threads, row)  # as a row beyond the window would
                         break
-                    self._close(self.threads)
+                    self._close(threads)
                     break
                 if window and not machine.within(self.start, row):
-                    self._close(self.threads, row)
+                    self._close(threads, row)
                     break
                 if row - self.start >= match_rows:
                     self.check_span(self.start, row)
-                self.steps += len(self.threads)
-                if self.steps > steps_limit:
+                steps += len(threads)
+                if steps > steps_limit:
                     raise LimitExceeded(f"more than {steps_limit} run steps from start "
                                         f"row {self.start + self.rows.dropped + 1}",
                                         LIMIT_CONFS["steps_per_start"], row)
                 nxt, seen, cls = [], set(), classes[row]
-                plans = machine.plans.get(cls) or machine.plans_for(cls)
-                for thread in self.threads:
-                    if plans[thread[0]] is not DEAD and self._step(thread, row, plans, nxt, seen):
+                plans = plans_of.get(cls) or machine.plans_for(cls)
+                for thread in threads:
+                    if plans[thread[0]] is not DEAD and step(thread, row, plans, nxt, seen):
                         break
                 if len(nxt) > live_runs:
                     self._check_threads(nxt, row)
-                self.threads = self._viable(nxt, row + 1) if viable else nxt
-                self.pos = row + 1
+                row += 1
+                threads = nxt if not viable or row < safe else [t for t in nxt if deadline[t[0]] >= row]
+            self.threads, self.pos, self.steps = [], row, steps
             best, self.best = self.best, None
             ended = ended + 1 if best is None and self.pos <= self.start + 1 else 0
             if best is None:
