@@ -135,14 +135,17 @@ class SparkEngine:
         for n in names:
             self.spark.catalog.dropTempView(n)
 
-    def run_many(self, sqls: list[str], alone=None) -> list[Outcome]:
-        """``alone[i]``: run query i in a job of its own (expected to fail)."""
+    def frame(self, sqls: list[str], alone=None) -> tuple[list, list]:
+        """``spark.sql`` of each query (its errors are its outcome at once), framed for a UNION
+        ALL: (the outcomes, None where a job still has to fill them in; those jobs, each a
+        callable that runs one Spark job and fills in its queries' outcomes).  ``alone[i]``:
+        query i gets a job of its own (expected to fail)."""
         from udtf.errors import MatchRecognizeError
 
         out: list[Outcome | None] = [None] * len(sqls)
+        single: list[tuple[int, object, list[str]]] = []
         pending: list[tuple[int, object, list[str]]] = []
         opts = f"map('ignoreNullFields', 'false', 'timestampFormat', '{TS_FORMAT}')"
-        t_start = time.monotonic()
         for i, sql in enumerate(sqls):
             try:
                 t0 = time.monotonic()
@@ -156,19 +159,17 @@ class SparkEngine:
             except Exception as e:  # Spark analysis / parse errors
                 out[i] = Outcome(error=_short(e))
                 continue
-            if alone and alone[i]:
-                t0 = time.monotonic()
-                self._run_chunk([(i, framed, cols)], out)
-                self.timings["single jobs"] += time.monotonic() - t0
-                self.timings["single jobs n"] += 1
-            else:
-                pending.append((i, framed, cols))
+            (single if alone and alone[i] else pending).append((i, framed, cols))
+        jobs = [lambda c=c: self._timed("single jobs", [c], out) for c in single]
+        jobs += [lambda s=start: self._timed("union jobs", pending[s:s + self.batch], out)
+                 for start in range(0, len(pending), self.batch)]
+        return out, jobs
+
+    def _timed(self, what: str, chunk, out) -> None:
         t0 = time.monotonic()
-        for start in range(0, len(pending), self.batch):
-            self._run_chunk(pending[start:start + self.batch], out)
-        self.timings["union jobs"] += time.monotonic() - t0
-        self.timings["run_many"] += time.monotonic() - t_start
-        return out  # type: ignore[return-value]
+        self._run_chunk(chunk, out)
+        self.timings[what] += time.monotonic() - t0
+        self.timings[what + " n"] += 1
 
     def _run_chunk(self, chunk, out) -> None:
         if not chunk:
@@ -367,18 +368,27 @@ class Runner:
     def run(self, queries: list[qg.Query]) -> list[Case]:
         """Trino runs ahead on its threads; Spark takes the queries a batch at a time, and runs
         those Trino refused one per job (they are likely to fail in Spark too, and a failing
-        query in a UNION ALL job costs a bisection)."""
+        query in a UNION ALL job costs a bisection).  A batch's Spark jobs run on a thread of
+        their own while this one has Spark analyse the next batch (``spark.sql`` is mostly
+        the driver's and this process's work, a job the executors' and the Python workers')."""
         t0 = time.monotonic()
         futures = self.trino.submit_many([q.render("trino") for q in queries])
-        s_out: list[Outcome] = []
+        parts: list[list] = []
         step = self.spark.batch
         wait = 0.0
-        for start in range(0, len(queries), step):
-            w0 = time.monotonic()
-            t_part = [f.result() for f in futures[start:start + step]]
-            wait += time.monotonic() - w0
-            s_out += self.spark.run_many([q.render("spark") for q in queries[start:start + step]],
-                                         alone=[not t.ok for t in t_part])
+        jobs = []
+        with ThreadPoolExecutor(1, thread_name_prefix="spark-jobs") as pool:
+            for start in range(0, len(queries), step):
+                w0 = time.monotonic()
+                t_part = [f.result() for f in futures[start:start + step]]
+                wait += time.monotonic() - w0
+                out, batch_jobs = self.spark.frame([q.render("spark") for q in queries[start:start + step]],
+                                                   alone=[not t.ok for t in t_part])
+                parts.append(out)
+                jobs += [pool.submit(job) for job in batch_jobs]
+            for job in jobs:
+                job.result()
+        s_out = [o for out in parts for o in out]
         t_out = [f.result() for f in futures]
         self.timings["wall"] += time.monotonic() - t0
         self.timings["waiting_for_trino"] += wait
