@@ -135,6 +135,13 @@ class SparkEngine:
         for n in names:
             self.spark.catalog.dropTempView(n)
 
+    def run_many(self, sqls: list[str], alone=None) -> list[Outcome]:
+        """Each query's outcome, its jobs run here (``frame``)."""
+        out, jobs = self.frame(sqls, alone)
+        for job in jobs:
+            job()
+        return out  # type: ignore[return-value]
+
     def frame(self, sqls: list[str], alone=None) -> tuple[list, list]:
         """``spark.sql`` of each query (its errors are its outcome at once), framed for a UNION
         ALL: (the outcomes, None where a job still has to fill them in; those jobs, each a
