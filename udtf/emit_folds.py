@@ -14,9 +14,13 @@ in match order as ``_sequential`` folds a floating sum, the result computed as t
 
 Integral sums are exact in int64: wrapping is two's complement as Spark's without ANSI, and
 under ANSI a sum that could leave int64 is left to the row fold (which raises).  Floating
-sums, averages and extremes are folded row by row in match order (one numpy step per row
-position over all the matches, ``_sequential``): the same operations in the same order as
-the Spark fold, NaN above every other double and ties keeping the earlier value.
+sums and averages are folded row by row in match order (one numpy step per row position over
+all the matches, ``_sequential``): the same operations in the same order as the Spark fold.
+MIN / MAX and MAX_BY / MIN_BY keep one row of those read, the first extreme (MIN / MAX: NaN
+above every other double, ties keeping the earlier value) or the latest (MAX_BY / MIN_BY, the
+fold replacing its pick on a tie): as the sums where every match is short, and by a
+segmented scan of that choice, which is associative, in log2 of the longest match numpy steps
+over all the rows (``_scanned``) where one is longer than ``LONGEST``.
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ from .sparksql import aggregates, collation
 from .sparksql.aggregates import Fold
 from .sparksql.types import INTEGRAL_RANGE, TypeKind, SqlType, arrow_type, to_arrow
 
-LONGEST = 256  # matches longer than this (rows) leave a floating / extreme fold to the row fold
+LONGEST = 256  # matches longer than this (rows) leave a floating sum or moments to the row fold
 _INTEGRAL = frozenset(INTEGRAL_RANGE)
 _FLOATING = frozenset((TypeKind.FLOAT, TypeKind.DOUBLE))
 _INSTANTS = frozenset((TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ))
@@ -145,6 +149,15 @@ class VectorFold(NamedTuple):
             if ansi and len(values) and float(np.abs(values.astype(np.float64)).max()) * longest >= 2.0 ** 62:
                 return None  # (it may overflow: the row fold raises where it does)
             return _segmented(np.where(hit, values, 0), s, running), seen > 0
+        if self.form in ("minimum", "maximum"):  # the first row read holding the extreme
+            better = _greater if self.form == "maximum" else _less
+            if self.dtype is np.int64:
+                better = np.greater if self.form == "maximum" else np.less
+            if longest > LONGEST:  # (a scan: log2(longest) steps over all the rows)
+                pick = _scanned(hit, s, running, lambda later, earlier: better(values[later], values[earlier]))
+                return (values[np.maximum(pick, 0)] if len(values) else np.zeros(len(pick), self.dtype)), pick >= 0
+            step = lambda state, had, x, read: np.where(read & (~had | better(x, state)), x, state)
+            return _sequential(values, hit, s, running, step, 0), seen > 0
         if longest > LONGEST:
             return None
         if self.form == "moments":
@@ -157,11 +170,6 @@ class VectorFold(NamedTuple):
             if self.form == "add":
                 return total, seen > 0
             return total / np.maximum(seen, 1), seen > 0
-        better = _greater if self.form == "maximum" else _less
-        if self.dtype is np.int64:
-            better = np.greater if self.form == "maximum" else np.less
-        step = lambda state, had, x, read: np.where(read & (~had | better(x, state)), x, state)
-        return _sequential(values, hit, s, running, step, 0), seen > 0
 
     def _picked(self, s, running: bool, columns: dict):
         """MAX_BY / MIN_BY: the value at the latest row read whose ordering is not NULL and
@@ -182,15 +190,16 @@ class VectorFold(NamedTuple):
             lo = before[s.bounds[:-1]]
             out = object_array([tuple(values[a:b]) for a, b in zip(lo[s.owner].tolist(), before[1:].tolist())])
             return out, np.ones(len(out), dtype=bool)
-        lengths = np.diff(s.bounds)
-        if len(lengths) and int(lengths.max()) > LONGEST:
-            return None
         order, present = _read(s, self.columns[1], None if self.dtype is object else self.dtype, columns)
         if self.dtype is not np.int64:  # (ranked: one rank per value, as Spark orders them)
             order = _ranks(order, present)
         better = np.greater_equal if self.form == "latest_greatest" else np.less_equal
-        step = lambda state, had, x, read: np.where(read & (~had | better(order[x], order[state])), x, state)
-        pick = _sequential(np.arange(len(s.rows)), read, s, running, step, 0)
+        wins = lambda later, earlier: better(order[later], order[earlier])
+        if len(s.rows) and int(np.diff(s.bounds).max()) > LONGEST:
+            pick = np.maximum(_scanned(read, s, running, wins), 0)
+        else:
+            step = lambda state, had, x, read: np.where(read & (~had | wins(x, state)), x, state)
+            pick = _sequential(np.arange(len(s.rows)), read, s, running, step, 0)
         values = gather(column, s.rows[pick]) if len(s.rows) else []
         if convert is not None:
             values = list(map(convert, values))
@@ -294,6 +303,30 @@ def _sequential(values: np.ndarray, read: np.ndarray, s, running: bool, step, st
         if running:
             out[at] = state[live]
     return out if running else state
+
+
+def _scanned(read: np.ndarray, s, running: bool, wins) -> np.ndarray:
+    """The matched row (index, -1: none) a picking fold holds after the rows of each match
+    (``running``: after each row), the fold keeping the row read first unless a later one
+    ``wins(later, earlier)`` (index arrays): an inclusive scan, segmented by match, of that
+    choice, which is associative (Hillis-Steele: log2 of the longest match numpy steps over
+    all the rows), so it holds the row the fold holds, row by row.  (``_sequential`` takes
+    fewer steps where every match is short.)"""
+    n = len(read)
+    pick = np.where(read, np.arange(n), -1)
+    lengths = np.diff(s.bounds)
+    if n:
+        reach = np.arange(n) - s.bounds[:-1][s.owner]  # rows of its match before each row
+        span = 1
+        while span < int(lengths.max()):
+            later, earlier = pick[span:], pick[:-span]
+            keep = (reach[span:] >= span) & (earlier >= 0) & \
+                ((later < 0) | ~wins(np.maximum(later, 0), np.maximum(earlier, 0)))
+            pick[span:] = np.where(keep, earlier, later)  # (from the previous step's picks)
+            span *= 2
+    if running:
+        return pick
+    return np.where(lengths > 0, pick[np.maximum(s.bounds[1:] - 1, 0)] if n else -1, -1)
 
 
 def _welford(order: int):
