@@ -242,25 +242,11 @@ def test_a_late_row_of_a_key_whose_state_went_is_late():
     - a match neither the batch query over all rows ((2, 3)) nor over the rows the stream keeps
     ((1, 3)) has.  Now the emptied shard keeps its watermark until the stream ends, and the row is
     late."""
-    from udtf.compile import compile_pattern
-    from udtf.pattern import parse_pattern
-    from udtf.plan import Atom, Condition, EnginePlan, Limits, RowsMode, Skip, SkipMode
-    from udtf.stream import END_OF_STREAM, Column, Fingerprint, OrderKey, StreamSpec
+    from udtf.stream import END_OF_STREAM, Column, OrderKey
 
-    plan = EnginePlan(
-        program=compile_pattern(parse_pattern("A B"), ["A", "B"], untils=set(), within=False),
-        semantics=Semantics.STANDARD, skip=Skip(SkipMode("PAST LAST ROW"), (), None), rows=RowsMode.ONE,
-        define=(Condition(0, "m_A", None), Condition(1, "m_B", None)), until=(), partition=("k",),
-        masks=("m_A", "m_B"), derived=(), values=(), order_key=None, within=None, lookahead=0,
-        atoms=(Atom(ir.Nav(None, None, None, ir.NavMode.FIRST), False), Atom(ir.Nav(None, None, None, ir.NavMode.LAST), False)),
-        output=(Output(OutputKind.CARRY, column="k"), Output(OutputKind.TAKE, column="seq", atom=0),
-                Output(OutputKind.TAKE, column="seq", atom=1)), limits=Limits(), ansi=True)
-    inputs = (Column("k", '"string"'), Column("seq", '"long"'), Column("ts", '"timestamp"'),
-              Column("m_A", '"boolean"'), Column("m_B", '"boolean"'))
-    outputs = (Column("k", '"string"'), Column("first", '"long"'), Column("last", '"long"'))
-    spec = StreamSpec(plan.to_json(), inputs, outputs, (OrderKey("ts", False, True), OrderKey("seq", False, True)),
-                      0, Fingerprint((), 0, reads_across_gaps(plan, 0)))
-    stepper = ShardStepper(spec, arrow_schema(inputs), arrow_schema(outputs))
+    stepper = _a_then_b((Column("k", '"string"'), Column("seq", '"long"'), Column("ts", '"timestamp"'),
+                         Column("m_A", '"boolean"'), Column("m_B", '"boolean"')),
+                        (OrderKey("ts", False, True), OrderKey("seq", False, True)))
     t0 = 1_700_000_000 * SECOND
 
     def rows(*values):
@@ -288,10 +274,28 @@ def test_pending_rows_sort_nan_as_spark_does():
     every number (first when descending), where Arrow puts it last either way.  ``ORDER BY ts,
     p DESC, seq`` over two rows at 1 s, p 1.0 (A), p NaN (B) and p NULL (B, last): the batch
     query reads B, A, B and ``A B`` matches (1, 3); the stream read A, B, B and matched (1, 2)."""
+    from udtf.stream import END_OF_STREAM, Column, OrderKey
+
+    stepper = _a_then_b((Column("k", '"string"'), Column("seq", '"long"'), Column("ts", '"timestamp"'),
+                         Column("p", '"double"'), Column("m_A", '"boolean"'), Column("m_B", '"boolean"')),
+                        (OrderKey("ts", False, True), OrderKey("p", True, False), OrderKey("seq", False, True)))
+    t = 1_700_000_000 * SECOND
+    rows = pa.table({"k": ["a", "a", "a"], "seq": [1, 2, 3], "ts": pa.array([t, t, t], pa.timestamp("us", "UTC")),
+                     "p": [1.0, math.nan, None], "m_A": [True, False, False], "m_B": [False, True, True]})
+    first = stepper.step(None, rows, 0)
+    assert first.output is None
+    done = stepper.step(first.shard, None, END_OF_STREAM // 1000)
+    # Spark's order: NaN (seq 2), 1.0 (seq 1), NULL (seq 3, NULLS LAST): A B matches (1, 3) only
+    assert done.output.to_pylist() == [{"k": "a", "first": 1, "last": 3}]
+
+
+def _a_then_b(inputs: tuple, order: tuple) -> ShardStepper:
+    """A shard stepper of ``PATTERN (A B)`` (ONE ROW PER MATCH, PAST LAST ROW; A and B the
+    masks ``m_A`` / ``m_B``) partitioned by ``k``, emitting ``k`` and the first and last ``seq``."""
     from udtf.compile import compile_pattern
     from udtf.pattern import parse_pattern
     from udtf.plan import Atom, Condition, EnginePlan, Limits, RowsMode, Skip, SkipMode
-    from udtf.stream import END_OF_STREAM, Column, Fingerprint, OrderKey, StreamSpec
+    from udtf.stream import Column, Fingerprint, StreamSpec
 
     plan = EnginePlan(
         program=compile_pattern(parse_pattern("A B"), ["A", "B"], untils=set(), within=False),
@@ -301,17 +305,6 @@ def test_pending_rows_sort_nan_as_spark_does():
         atoms=(Atom(ir.Nav(None, None, None, ir.NavMode.FIRST), False), Atom(ir.Nav(None, None, None, ir.NavMode.LAST), False)),
         output=(Output(OutputKind.CARRY, column="k"), Output(OutputKind.TAKE, column="seq", atom=0),
                 Output(OutputKind.TAKE, column="seq", atom=1)), limits=Limits(), ansi=True)
-    inputs = (Column("k", '"string"'), Column("seq", '"long"'), Column("ts", '"timestamp"'), Column("p", '"double"'),
-              Column("m_A", '"boolean"'), Column("m_B", '"boolean"'))
     outputs = (Column("k", '"string"'), Column("first", '"long"'), Column("last", '"long"'))
-    order = (OrderKey("ts", False, True), OrderKey("p", True, False), OrderKey("seq", False, True))
-    spec = StreamSpec(plan.to_json(), inputs, outputs, order, 0, Fingerprint((), 0, False))
-    stepper = ShardStepper(spec, arrow_schema(inputs), arrow_schema(outputs))
-    t = 1_700_000_000 * SECOND
-    rows = pa.table({"k": ["a", "a", "a"], "seq": [1, 2, 3], "ts": pa.array([t, t, t], pa.timestamp("us", "UTC")),
-                     "p": [1.0, math.nan, None], "m_A": [True, False, False], "m_B": [False, True, True]})
-    first = stepper.step(None, rows, 0)
-    assert first.output is None
-    done = stepper.step(first.shard, None, END_OF_STREAM // 1000)
-    # Spark's order: NaN (seq 2), 1.0 (seq 1), NULL (seq 3, NULLS LAST): A B matches (1, 3) only
-    assert done.output.to_pylist() == [{"k": "a", "first": 1, "last": 3}]
+    spec = StreamSpec(plan.to_json(), inputs, outputs, order, 0, Fingerprint((), 0, reads_across_gaps(plan, 0)))
+    return ShardStepper(spec, arrow_schema(inputs), arrow_schema(outputs))

@@ -18,6 +18,8 @@ import datetime as dt
 import random
 from dataclasses import dataclass, field
 
+from querygen import spark_literal
+
 T0 = dt.datetime(2026, 1, 1)
 COLUMNS = [("part", "STRING", "varchar"), ("id", "INT", "integer"), ("ts", "TIMESTAMP", "timestamp(6)"),
            ("s", "TIMESTAMP", "timestamp(6)"), ("c", "STRING", "varchar"), ("v", "INT", "integer"),
@@ -109,7 +111,7 @@ class Case:
     # -- the data -------------------------------------------------------------------------
     def spark_view_sql(self) -> str:
         table = self.name
-        values = ", ".join("(" + ", ".join(_spark_literal(x, t) for x, (_, t, _) in zip(r, COLUMNS)) + ")"
+        values = ", ".join("(" + ", ".join(spark_literal(x, t) for x, (_, t, _) in zip(r, COLUMNS)) + ")"
                            for r in self.rows or [tuple(None for _ in COLUMNS)])
         where = "" if self.rows else " WHERE false"
         return (f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT * FROM VALUES {values} "
@@ -121,16 +123,6 @@ class Case:
     def describe(self) -> str:
         return "\n".join([" | ".join(c for c, _, _ in COLUMNS)] + [
             " | ".join("NULL" if x is None else str(x) for x in r) for r in self.rows])
-
-
-def _spark_literal(x, t: str) -> str:
-    if x is None:
-        return f"CAST(NULL AS {t})"
-    if isinstance(x, dt.datetime):
-        return f"TIMESTAMP '{x.isoformat(sep=' ')}'"
-    if isinstance(x, str):
-        return f"'{x}'"
-    return f"CAST({x} AS {t})"
 
 
 def _skip(skip: str) -> str:
