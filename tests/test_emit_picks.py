@@ -1,5 +1,5 @@
 """MIN / MAX and MAX_BY / MIN_BY measures, which the emitter computes for all the matches of a
-flush at once (``udtf.emit_folds._chosen``), give the rows the per-match row fold gives (the
+flush at once (``udtf.emit_folds._scanned``), give the rows the per-match row fold gives (the
 same engine with no vectorized aggregate): SQL in, the engine's rows out, over matches short
 and longer than ``emit_folds.LONGEST``, NULLs, NaN, -0.0, ties, empty matches, RUNNING in ALL
 ROWS and a sum that overflows under ANSI."""

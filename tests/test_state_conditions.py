@@ -84,12 +84,26 @@ def test_shared_conditions_match_the_oracle(pattern, state, preds, skip, chunks)
     assert got == expected
 
 
-def test_one_evaluation_per_value_read():
-    # COUNT(B.*) <= 3 reads one count: 1 to 4 before it fails, whichever start or run has it
+def test_one_evaluation_per_value_read(monkeypatch):
+    # COUNT(B.*) <= 3 reads one count: 1 to 4 before it fails, whichever start or run has it -
+    # evaluated four times at most, where a condition evaluated per run and row is asked far more
+    from udtf.match import conditions
+
+    calls = []
+    compiled = conditions.compile_expr
+
+    def counted(expr, scope):
+        fn = compiled(expr, scope)
+        return lambda args: calls.append(args) or fn(args)
+    monkeypatch.setattr(conditions, "compile_expr", counted)
     engine, out = _engine("{- A{2}? -} B{2,}", {"B": COUNT_B})  # (on the Pike VM: no lane tier)
-    assert out
     (values,) = engine.machine.conditions.shared.values()
-    assert set(values) <= {(1,), (2,), (3,), (4,)} and values[(4,)] is False
+    assert out and set(values) <= {(1,), (2,), (3,), (4,)} and values[(4,)] is False
+    assert 0 < len(calls) <= 4
+    calls.clear()
+    monkeypatch.setattr(conditions, "state_only", lambda expr: False)
+    _, alone = _engine("{- A{2}? -} B{2,}", {"B": COUNT_B})
+    assert alone == out and len(calls) > 20
 
 
 @pytest.mark.parametrize("pattern", ["A (B | C)+", "A* (C | B A){1,3}", "A B+ C?"])

@@ -76,7 +76,8 @@ class Streamed:
         # arrival: event time plus a jitter below the delay (a NULL end: any time, and it is late),
         # in random micro-batches
         known = [r[self.time] for r in self.rows if r[self.time] is not None] or [0]
-        arrival = sorted(self.rows, key=lambda r: (r[self.time] or rng.choice(known)) + rng.randrange(DELAY))
+        arrival = sorted(self.rows, key=lambda r: (rng.choice(known) if r[self.time] is None else r[self.time])
+                         + rng.randrange(DELAY))
         self.batches = []
         while arrival:
             size = rng.randint(0, 4)

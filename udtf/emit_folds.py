@@ -36,7 +36,7 @@ from .sparksql import aggregates, collation
 from .sparksql.aggregates import Fold
 from .sparksql.types import INTEGRAL_RANGE, TypeKind, SqlType, arrow_type, to_arrow
 
-LONGEST = 256  # matches longer than this (rows) leave a floating sum or moments to the row fold
+LONGEST = 256  # past this many rows in a match: floating sums and moments go to the row fold, extremes to the scan
 _INTEGRAL = frozenset(INTEGRAL_RANGE)
 _FLOATING = frozenset((TypeKind.FLOAT, TypeKind.DOUBLE))
 _INSTANTS = frozenset((TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ))
@@ -155,7 +155,7 @@ class VectorFold(NamedTuple):
                 better = np.greater if self.form == "maximum" else np.less
             if longest > LONGEST:  # (a scan: log2(longest) steps over all the rows)
                 pick = _scanned(hit, s, running, lambda later, earlier: better(values[later], values[earlier]))
-                return (values[np.maximum(pick, 0)] if len(values) else np.zeros(len(pick), self.dtype)), pick >= 0
+                return values[np.maximum(pick, 0)], pick >= 0
             step = lambda state, had, x, read: np.where(read & (~had | better(x, state)), x, state)
             return _sequential(values, hit, s, running, step, 0), seen > 0
         if longest > LONGEST:
@@ -312,21 +312,20 @@ def _scanned(read: np.ndarray, s, running: bool, wins) -> np.ndarray:
     choice, which is associative (Hillis-Steele: log2 of the longest match numpy steps over
     all the rows), so it holds the row the fold holds, row by row.  (``_sequential`` takes
     fewer steps where every match is short.)"""
-    n = len(read)
+    n = len(read)  # (> LONGEST: a match is that long)
     pick = np.where(read, np.arange(n), -1)
     lengths = np.diff(s.bounds)
-    if n:
-        reach = np.arange(n) - s.bounds[:-1][s.owner]  # rows of its match before each row
-        span = 1
-        while span < int(lengths.max()):
-            later, earlier = pick[span:], pick[:-span]
-            keep = (reach[span:] >= span) & (earlier >= 0) & \
-                ((later < 0) | ~wins(np.maximum(later, 0), np.maximum(earlier, 0)))
-            pick[span:] = np.where(keep, earlier, later)  # (from the previous step's picks)
-            span *= 2
+    reach = np.arange(n) - s.bounds[:-1][s.owner]  # rows of its match before each row
+    span = 1
+    while span < int(lengths.max()):
+        later, earlier = pick[span:], pick[:-span]
+        keep = (reach[span:] >= span) & (earlier >= 0) & \
+            ((later < 0) | ~wins(np.maximum(later, 0), np.maximum(earlier, 0)))
+        pick[span:] = np.where(keep, earlier, later)  # (from the previous step's picks)
+        span *= 2
     if running:
         return pick
-    return np.where(lengths > 0, pick[np.maximum(s.bounds[1:] - 1, 0)] if n else -1, -1)
+    return np.where(lengths > 0, pick[np.maximum(s.bounds[1:] - 1, 0)], -1)
 
 
 def _welford(order: int):

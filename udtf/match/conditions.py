@@ -130,7 +130,7 @@ class Conditions:
         fn = compile_expr(condition.expr, self.scope)
         table, var = self.table, literal.var
         if state_only(condition.expr):
-            return self._shared_literal(literal, condition, fn, column)
+            fn = self._shared(literal, condition.expr, fn)
         if isinstance(literal, Def):
             key, fold = ("def", var), table.folder(var)
 
@@ -154,55 +154,43 @@ class Conditions:
             return state
         return lambda row, facts, memo: column[row] == 1 and state(row, facts, memo)
 
-    def _shared_literal(self, literal, condition, fn, column):
-        """``_residual_literal`` of a condition over the match state alone (``state_only``):
-        evaluated once per value of what it reads (the states of its aggregates, over the run's
-        facts folded over the row for a DEFINE; MATCH_NUMBER()), whichever run, row, start or
-        partition has them; each run still memoizes it per row."""
-        table, var = self.table, literal.var
-        shared = self.shared.setdefault((isinstance(literal, Def), var), {})  # (Def(v) == Until(v))
-        slots = [table.index[fact] for fact in facts_of(condition.expr, {})]
-        # what it reads of the folded facts: all of them, none, one state, or a tuple of states
-        project = (None if slots == list(range(len(table.facts))) else (lambda folded: ()) if not slots
+    def _shared(self, literal, expr, fn):
+        """``fn`` of a condition over the match state alone (``state_only``), evaluated once per
+        value of what it reads - the states of its aggregates in the facts it is handed (folded
+        over the row for a DEFINE), and MATCH_NUMBER() - whichever run, row, start or partition
+        has them (up to ``SHARED_VALUES`` values, then anew; a state holding NaN is never found)."""
+        # (Def(v) and Until(v) are equal NamedTuples: the key tells DEFINE from UNTIL)
+        shared = self.shared.setdefault((isinstance(literal, Def), literal.var), {})
+        table = self.table
+        slots = [table.index[fact] for fact in facts_of(expr, {})]
+        # what it reads of the facts: all of them, none, one state, or a tuple of states
+        project = (None if slots == list(range(len(table.facts))) else (lambda facts: ()) if not slots
                    else itemgetter(*slots))
-        numbered = _reads(condition.expr, MatchNumber)
-        if isinstance(literal, Def):
-            key, fold = ("def", var), table.folder(var)
-        else:  # the row considered by UNTIL is not mapped
-            key, fold = ("until", var), None
+        numbered = _reads(expr, MatchNumber)
 
-        def state(row, facts, memo):
-            value = memo.get(key)
+        def evaluate(args):  # args: (row, facts, match number), as ``fn`` takes them
+            read = args[1] if project is None else project(args[1])
+            if numbered:
+                read = (args[2], read)
+            value = shared.get(read)
             if value is None:
-                if fold is not None:
-                    folded = memo.get(var)
-                    if folded is None:
-                        folded = memo[var] = fold(facts, row)
-                else:
-                    folded = facts
-                read = folded if project is None else project(folded)
-                if numbered:
-                    read = (table.match_number, read)
-                value = shared.get(read)
-                if value is None:
-                    if len(shared) >= SHARED_VALUES:
-                        shared.clear()
-                    value = shared[read] = fn((row, folded, table.match_number)) is True
-                memo[key] = value
+                if len(shared) >= SHARED_VALUES:
+                    shared.clear()
+                value = shared[read] = fn(args) is True
             return value
-        if column is None:
-            return state
-        return lambda row, facts, memo: column[row] == 1 and state(row, facts, memo)
+        return evaluate
 
 
 def state_only(expr) -> bool:
-    """Is ``expr`` a function of the match state alone, with equal values of what it reads
-    the same value: literals, operators and casts over aggregates of an integral, boolean or
-    string type and MATCH_NUMBER() (no column of the row, no navigation, no CLASSIFIER()),
-    reading at least one of them?  E.g. ``COUNT(B.*) <= 4``, ``COUNT(*) <= 5``, ``SUM(A.x) <
-    30``, ``MAX(A.price) - MIN(A.price) <= 3``, ``MATCH_NUMBER() % 2 = 0``.  (No function is
-    nondeterministic; an aggregate's state already folds in what its arguments read; -0.0 and
-    0.0, Decimal 1.0 and 1.00, one instant in two zones are equal values told apart.)"""
+    """Is ``expr`` a function of the match state alone: literals, operators and casts over
+    aggregates of an integral, boolean or string type and MATCH_NUMBER() (no column of the row,
+    no navigation, no CLASSIFIER()), reading at least one of them?  E.g. ``COUNT(B.*) <= 4``,
+    ``COUNT(*) <= 5``, ``SUM(A.x) < 30``, ``MAX(A.price) - MIN(A.price) <= 3``,
+    ``MATCH_NUMBER() % 2 = 0``.  The invariant ``Conditions._shared`` keys on: two aggregate
+    states equal as Python values give the same result, which holds where the result is of these
+    types (a double in a MAX_BY state only orders; -0.0 and 0.0, Decimal 1.0 and 1.00, one
+    instant in two zones are equal values with different results); no function is
+    nondeterministic, and an aggregate's state folds in whatever its arguments read."""
     return _state(expr) is True
 
 
