@@ -264,6 +264,9 @@ SPARK_SYNTAX = [
      "[INVALID_TYPED_LITERAL] The value of the typed literal \"INTERVAL\" is invalid: '1'.", "INTERVAL '1'"),
     ("a measure name Spark does not read", dict(measures="COUNT(*) AS 1"),
      "[PARSE_SYNTAX_ERROR] Syntax error at or near '1'.", "1\n"),
+    # (found by test_grammar's token edits: sqlglot read an empty IN, Spark the word as an alias)
+    ("a word after a condition", dict(define="B AS p > 1 IN"),
+     "[PARSE_SYNTAX_ERROR] Syntax error at or near ')'.", "N\n"),
 ]
 
 

@@ -27,7 +27,7 @@ class Piece(NamedTuple):
 
 class Probe(NamedTuple):
     """``SELECT <expressions> FROM __sparkcep_syntax [ORDER BY <keys>]``, each expression the user's
-    text (``pieces`` place it in the user's SQL)."""
+    text, in parentheses but a measure's, which has its name (``pieces`` place it in the user's SQL)."""
     text: str
     pieces: tuple
 
@@ -45,15 +45,16 @@ def probe(sql: str, clause: MatchRecognizeClause) -> Probe:
     """The Spark query of ``clause`` (parsed from ``sql``) that Spark's parser must read."""
     text, pieces = "SELECT ", []
 
-    def add(node, suffix: str = "") -> None:
+    def add(node, suffix=None, enclose: bool = False) -> None:
         nonlocal text
         start, end = node.meta["span"]
         chars = list(sql[start:end])
         for modifier in node.find_all(Running, Final):
             first, last = modifier.meta["start"], modifier.meta["end"]
             chars[first - start:last + 1 - start] = " " * (last + 1 - first)
+        text += "(" if enclose else ""
         pieces.append(Piece(len(text), start, end - start))
-        text += "".join(chars)
+        text += "".join(chars) + (")" if enclose else "")
         if suffix:
             name_start, name_end = suffix
             pieces.append(Piece(len(text) + 4, name_start, name_end - name_start))
@@ -72,7 +73,9 @@ def probe(sql: str, clause: MatchRecognizeClause) -> Probe:
     for k, (node, name) in enumerate(items):
         if k:
             text += ", "
-        add(node, name)
+        # (an item without its name in parentheses: Spark would read a word the user wrote
+        # after it, ``x > 1 IN``, as its alias, where sqlglot reads an empty ``IN``)
+        add(node, name, enclose=name is None)
     if not items:
         text += "1"
     text += " FROM __sparkcep_syntax"
