@@ -16,6 +16,7 @@ import pytest
 import udtf.arrow
 import udtf.emit
 from sql_support import mr_spark  # noqa: F401  (fixture)
+from test_emit import same
 from udtf.errors import MatchRecognizeError
 
 import sql_ext
@@ -80,17 +81,6 @@ def _engine(spark, sql: str, monkeypatch) -> tuple:
     return tuple(outs)
 
 
-def _same(a, b) -> bool:
-    """Equal, NaN = NaN and -0.0 told from 0.0."""
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
-    return a == b and type(a) is type(b)
-
-
 @pytest.mark.parametrize("rows, pattern", [
     ("ONE ROW PER MATCH", "A+ B"),
     ("ALL ROWS PER MATCH", "A+ B"),
@@ -106,7 +96,7 @@ def test_picking_aggregates_match_the_row_fold(mr_spark, monkeypatch, rows, patt
       {rows} PATTERN ({pattern}) DEFINE A AS NOT e, B AS e) AS m"""
     vectorized, per_match = _engine(mr_spark, sql, monkeypatch)
     assert isinstance(vectorized, list) and len(vectorized) > 20
-    assert _same(vectorized, per_match)
+    assert same(vectorized, per_match)
 
 
 def test_an_overflowing_sum_beside_them_raises_as_the_row_fold_does(mr_spark, monkeypatch, confs):  # noqa: F811
@@ -120,4 +110,4 @@ def test_an_overflowing_sum_beside_them_raises_as_the_row_fold_does(mr_spark, mo
     assert "ARITHMETIC_OVERFLOW" in error and error == per_match
     confs(mr_spark, {"spark.sql.ansi.enabled": "false"})
     wrapped, per_match = _engine(mr_spark, sql, monkeypatch)
-    assert isinstance(wrapped, list) and len(wrapped) > 100 and _same(wrapped, per_match)
+    assert isinstance(wrapped, list) and len(wrapped) > 100 and same(wrapped, per_match)
