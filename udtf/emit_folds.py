@@ -1,16 +1,20 @@
 """The aggregates of the measures that numpy computes over all the matches of a flush at once
 (``emit.Spans``), exactly as their Spark folds (``udtf.sparksql.aggregates``) compute them row
 by row: COUNT, SUM, AVG, MIN and MAX (``Aggregate.vector``) over a column (or a cast of one
-that cannot fail) of an integral or floating type (MIN / MAX: dates and timestamps too),
-without DISTINCT (but MIN / MAX) or FILTER; COUNT_IF, BOOL_AND and BOOL_OR of a condition
-``udtf.match.vector`` evaluates (where it vouches for every row read); MAX_BY / MIN_BY of a
+that cannot fail) of an integral or floating type (MIN / MAX: dates and timestamps too), or
+over an integral or DOUBLE expression ``udtf.match.vector`` evaluates (where it vouches for
+every row); COUNT_IF, BOOL_AND and BOOL_OR of a condition it evaluates; MAX_BY / MIN_BY of a
 column (or a cast of one that cannot fail) by an integral, date or timestamp column, or by a
 floating, decimal, boolean, binary or (binary-collated) string one ranked first, and
-COLLECT_LIST (ARRAY_AGG) of a column (or such a cast), without FILTER (COLLECT_LIST: nor
-DISTINCT): the row each match's (or each row's RUNNING) value comes from is found with numpy,
-its value then converted by the fold's own cast; VAR_SAMP / VAR_POP / STDDEV_SAMP /
-STDDEV_POP, SKEWNESS and KURTOSIS of a column as for AVG: Welford's updates folded row by row
-in match order as ``_sequential`` folds a floating sum, the result computed as the fold's.
+COLLECT_LIST (ARRAY_AGG) of a column (or such a cast): the row each match's (or each row's
+RUNNING) value comes from is found with numpy, its value then converted by the fold's own
+cast; VAR_SAMP / VAR_POP / STDDEV_SAMP / STDDEV_POP, SKEWNESS and KURTOSIS as for AVG:
+Welford's updates folded row by row in match order as ``_sequential`` folds a floating sum,
+the result computed as the fold's.
+
+FILTER's condition, where ``match.vector`` evaluates it, drops the rows where it is not TRUE.
+DISTINCT (COUNT, SUM, AVG of numbers) reads a value at its first row in the match only, the
+values compared as the fold groups them (NaN one value, -0.0 read as 0.0).
 
 Integral sums are exact in int64: wrapping is two's complement as Spark's without ANSI, and
 under ANSI a sum that could leave int64 is left to the row fold (which raises).  Floating
@@ -31,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from .expr import Agg, Col, _column_cast, type_of
-from .match.vector import Compiler, Unsupported, View, column_array
+from .match.vector import NUMERIC, Compiler, Unsupported, View, column_array
 from .sparksql import aggregates, collation
 from .sparksql.aggregates import Fold
 from .sparksql.types import INTEGRAL_RANGE, TypeKind, SqlType, arrow_type, to_arrow
@@ -54,47 +58,66 @@ class VectorFold(NamedTuple):
     """``form``: count, add (SUM), mean (AVG), minimum, maximum, or over a BOOLEAN argument
     count_if, every (BOOL_AND) or some (BOOL_OR); ``vars``: the variables whose rows it reads
     (None: all); ``columns``: the columns read (COUNT: those that must not be NULL);
-    ``dtype``: the numpy type of the values folded; ``condition``: a BOOLEAN argument compiled
-    by ``match.vector`` (``fn(view) -> Vec``) and the types of the columns it reads.  The
-    picking forms, latest_greatest (MAX_BY), latest_least (MIN_BY) and collect (COLLECT_LIST):
-    ``columns`` (value, ordering) or (value,), ``dtype`` the ordering's (float64 or object:
-    ranked, ``_ranks``), ``convert`` the value's cast (None: none).  Form moments (VAR_* / STDDEV_*, SKEWNESS, KURTOSIS): ``convert`` is the
-    aggregate's name."""
+    ``dtype``: the numpy type of the values folded; ``argument``: the argument, where it is not
+    a column (or a cast of one that cannot fail), compiled by ``match.vector`` (``_compiled``;
+    the BOOLEAN forms' always).  The picking forms, latest_greatest (MAX_BY), latest_least
+    (MIN_BY) and collect (COLLECT_LIST): ``columns`` (value, ordering) or (value,), ``dtype``
+    the ordering's (float64 or object: ranked, ``_ranks``), ``convert`` the value's cast (None:
+    none).  Form moments (VAR_* / STDDEV_*, SKEWNESS, KURTOSIS): ``convert`` is the aggregate's
+    name.  ``keep``: FILTER's condition compiled (None: none); ``distinct``: each distinct value
+    of a match read once, at its first row (COUNT, SUM, AVG)."""
     form: str
     vars: tuple | None
     columns: tuple
     dtype: type | None
-    condition: tuple | None = None
+    argument: tuple | None = None
     convert: object = None
+    keep: tuple | None = None
+    distinct: bool = False
 
     @staticmethod
     def of(agg: Agg, fold: Fold) -> VectorFold | None:
         """The vectorized form of ``agg`` (whose Spark fold is ``fold``), or None."""
         record = aggregates.lookup(agg.fn)
-        if record.name in _BOOLEAN and agg.filter is None and not agg.distinct:
-            compiler = Compiler({})
-            try:
-                if len(agg.args) != 1 or type_of(agg.args[0]) != "boolean":
-                    return None
-                condition = compiler.compile(agg.args[0], row_only=True)
-            except Unsupported:
-                return None
-            return VectorFold(_BOOLEAN[record.name], agg.vars, (), None, (condition, dict(compiler.columns)))
-        if record.name in _PICKING:
-            return VectorFold._picking(_PICKING[record.name], agg)
-        form = "moments" if record.name in _MOMENTS else record.vector
-        if form is None or agg.filter is not None or (agg.distinct and form not in ("minimum", "maximum")):
+        keep = None if agg.filter is None else _compiled(agg.filter, ("boolean",))
+        if agg.filter is not None and keep is None:
             return None
+        if agg.distinct and record.distinct is not aggregates.Distinct.SAME and \
+                record.vector not in ("count", "add", "mean"):
+            return None
+        if record.name in _BOOLEAN:
+            condition = _compiled(agg.args[0], ("boolean",)) if len(agg.args) == 1 else None
+            return None if condition is None else VectorFold(_BOOLEAN[record.name], agg.vars, (), None, condition,
+                                                             keep=keep)
+        if record.name in _PICKING:
+            return VectorFold._picking(_PICKING[record.name], agg, keep)
+        form = "moments" if record.name in _MOMENTS else record.vector
+        if form is None:
+            return None
+        distinct = agg.distinct and record.distinct is not aggregates.Distinct.SAME
         readers = [_column_cast(a) for a in agg.args]
-        if None in readers:
+        argument = None
+        if len(agg.args) == 1 and readers == [None]:  # an expression: ``match.vector`` evaluates it
+            argument = _compiled(agg.args[0], NUMERIC)
+            if argument is None:
+                return None
+            readers = []
+        elif None in readers or distinct and len(agg.args) != 1:
             return None
         columns = tuple(name for name, _ in readers)
         if form == "count":
-            return VectorFold(form, agg.vars, columns, np.int64)
+            dtype = np.int64
+            if distinct and argument is None:  # (the values themselves: numbers only)
+                kind = SqlType.parse(agg.arg_types[0]).kind
+                dtype = np.int64 if kind in _INTEGRAL else np.float64 if kind in _FLOATING else None
+                if dtype is None or readers[0][1] is not None:
+                    return None
+            return VectorFold(form, agg.vars, columns, dtype, argument, keep=keep, distinct=distinct)
         if len(agg.args) != 1:
             return None
         arg = agg.args[0]
-        source = SqlType.parse(arg.type if isinstance(arg, Col) else arg.source).kind
+        source = SqlType.parse(type_of(arg) if argument is not None else arg.type if isinstance(arg, Col)
+                               else arg.source).kind
         target = fold.arg_types[0].kind
         extreme = form in ("minimum", "maximum")
         if target in _INTEGRAL and source in _INTEGRAL and form != "mean" and \
@@ -104,45 +127,61 @@ class VectorFold(NamedTuple):
                 extreme and target is source is TypeKind.FLOAT:
             dtype = np.float64
             if form == "moments":
-                return VectorFold(form, agg.vars, columns, dtype, convert=record.name)
+                return VectorFold(form, agg.vars, columns, dtype, argument, record.name, keep, distinct)
         elif extreme and target is source and source in _INSTANTS:
             dtype = np.int64
         else:
             return None
-        return VectorFold(form, agg.vars, columns, dtype)
+        return VectorFold(form, agg.vars, columns, dtype, argument, keep=keep, distinct=distinct)
 
     @staticmethod
-    def _picking(form: str, agg: Agg) -> VectorFold | None:
-        if agg.filter is not None or agg.distinct and form == "collect":
-            return None
+    def _picking(form: str, agg: Agg, keep) -> VectorFold | None:
         readers = [_column_cast(a) for a in agg.args]
         if None in readers:
             return None
         (value, convert), *ordering = readers
         if form == "collect":
-            return VectorFold(form, agg.vars, (value,), SqlType.parse(agg.type), convert=convert)
+            return VectorFold(form, agg.vars, (value,), SqlType.parse(agg.type), convert=convert, keep=keep)
         (order, cast), = ordering
         key = SqlType.parse(agg.args[1].type)
         if cast is not None or key.kind is TypeKind.STRING and not collation.binary(key.collation):
             return None
         dtype = np.int64 if key.kind in _INTEGRAL | _INSTANTS else np.float64 if key.kind in _FLOATING else \
             object if key.kind in _RANKED else None
-        return None if dtype is None else VectorFold(form, agg.vars, (value, order), dtype, convert=convert)
+        return None if dtype is None else VectorFold(form, agg.vars, (value, order), dtype, convert=convert,
+                                                     keep=keep)
 
     def evaluate(self, s, running: bool, ansi: bool, columns: dict):
         """(values, valid) per matched row (``running``: over the rows of its match up to it) or
         per match (COLLECT_LIST's: an Arrow list array), or None where the row fold must decide."""
-        if self.form in _PICKED:
-            return self._picked(s, running, columns)
         hit = s.hit(self.vars)
+        if self.keep is not None:  # (FILTER: a row is read where it is TRUE)
+            keep = _evaluated(s, self.keep, columns)
+            if keep is None:
+                return None
+            hit = hit & keep.values if keep.valid is None else hit & keep.values & keep.valid
+        if self.form in _PICKED:
+            return self._picked(s, hit, running, columns)
         for name in self.columns:
             hit = hit & _read(s, name, None, columns)[1]
-        if self.condition is not None:
+        if self.form in _BOOLEAN.values():
             return self._boolean(s, hit, running, columns)
+        if self.argument is not None:
+            vec = _evaluated(s, self.argument, columns)
+            if vec is None:
+                return None
+            values = vec.values if self.form == "count" else vec.values.astype(self.dtype)
+            if vec.valid is not None:  # (NULL is not read)
+                hit = hit & vec.valid
+        elif self.form != "count" or self.distinct:
+            values = _read(s, self.columns[0], self.dtype, columns)[0]
+        if self.distinct:
+            if values.dtype == np.float64:  # (as Spark groups them, and the fold reads them: -0.0 as 0.0)
+                values = np.where(values == 0.0, 0.0, values)
+            hit = _first_seen(values, hit, s)
         seen = _segmented(hit.astype(np.int64), s, running)
         if self.form == "count":
             return seen, np.ones(len(seen), dtype=bool)
-        values, _ = _read(s, self.columns[0], self.dtype, columns)
         lengths = np.diff(s.bounds)
         longest = int(lengths.max()) if len(lengths) else 0
         if self.form == "add" and self.dtype is np.int64:
@@ -171,12 +210,12 @@ class VectorFold(NamedTuple):
                 return total, seen > 0
             return total / np.maximum(seen, 1), seen > 0
 
-    def _picked(self, s, running: bool, columns: dict):
+    def _picked(self, s, hit: np.ndarray, running: bool, columns: dict):
         """MAX_BY / MIN_BY: the value at the latest row read whose ordering is not NULL and
         the greatest (least) so far (the fold replaces its pick on a tie); COLLECT_LIST: the
         values read that are not NULL, in match order (a tuple per row; per match, FINAL, one
         Arrow list array of them all)."""
-        read = s.hit(self.vars) & _read(s, self.columns[-1], None, columns)[1]  # (a NULL is skipped)
+        read = hit & _read(s, self.columns[-1], None, columns)[1]  # (a NULL is skipped)
         column, convert = columns[self.columns[0]], self.convert
         if self.form == "collect":
             values = gather(column, s.rows[read])
@@ -210,18 +249,8 @@ class VectorFold(NamedTuple):
         """COUNT_IF / BOOL_AND / BOOL_OR of the condition at the rows read, or None where
         ``match.vector`` cannot vouch for it (NULL or NaN in a column, an integer leaving its
         range: the row fold decides, and raises where Spark does)."""
-        condition, types = self.condition
-        arrays = {}
-        try:
-            for name, type_ in types.items():
-                values, present = _read(s, name, None, columns)
-                if not present.all():
-                    return None
-                arrays[name] = column_array(values, type_)
-        except Unsupported:
-            return None
-        vec = condition(View(np.arange(len(s.rows)), [], [], [], arrays, len(s.rows)))
-        if vec.unsure is not None and vec.unsure.any():
+        vec = _evaluated(s, self.argument, columns)
+        if vec is None:
             return None
         read = hit if vec.valid is None else hit & vec.valid  # (NULL is not read)
         true = _segmented((read & vec.values).astype(np.int64), s, running)
@@ -244,6 +273,51 @@ def gather(column: list, rows: np.ndarray) -> list:
     if len(rows) < 2:
         return [column[r] for r in rows.tolist()]
     return list(operator.itemgetter(*rows.tolist())(column))
+
+
+def _compiled(expr, types) -> tuple | None:
+    """``expr`` (a row expression of one of ``types``) compiled by ``match.vector``: (``fn(view)
+    -> Vec``, the types of the columns it reads), or None outside its subset."""
+    compiler = Compiler({})
+    try:
+        if type_of(expr) not in types:
+            return None
+        return compiler.compile(expr, row_only=True), dict(compiler.columns)
+    except Unsupported:
+        return None
+
+
+def _evaluated(s, compiled: tuple, columns: dict):
+    """The ``Vec`` of a ``_compiled`` expression at the matched rows of ``s``, or None where
+    ``match.vector`` cannot vouch for every row (NULL or NaN in a column read, an integer
+    leaving its range: the row fold decides, and raises where Spark does)."""
+    fn, types = compiled
+    arrays = {}
+    try:
+        for name, type_ in types.items():
+            values, present = _read(s, name, None, columns)
+            if not present.all():
+                return None
+            arrays[name] = column_array(values, type_)
+    except Unsupported:
+        return None
+    vec = fn(View(np.arange(len(s.rows)), [], [], [], arrays, len(s.rows)))
+    return None if vec.unsure is not None and vec.unsure.any() else vec
+
+
+def _first_seen(values: np.ndarray, read: np.ndarray, s) -> np.ndarray:
+    """Per matched row: is it read, its value (numbers, NaN one value, -0.0 = 0.0) not read
+    before in its match?"""
+    at = np.flatnonzero(read)
+    rank = _ranks(values[at], np.ones(len(at), dtype=bool))
+    owner = s.owner[at]
+    order = np.lexsort((at, rank, owner))  # (by match, then value, then row)
+    rank, owner = rank[order], owner[order]
+    new = np.ones(len(at), dtype=bool)
+    new[1:] = (rank[1:] != rank[:-1]) | (owner[1:] != owner[:-1])
+    first = np.zeros(len(read), dtype=bool)
+    first[at[order[new]]] = True
+    return first
 
 
 def _read(s, name: str, dtype, columns: dict):
