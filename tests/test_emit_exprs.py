@@ -2,12 +2,14 @@
 all the matches of a flush at once (``udtf.emit_folds``: the argument and the FILTER through
 ``udtf.match.vector``), give the rows the per-match row fold gives: SQL in, the engine's rows
 out (``test_emit_picks._engine``), over clean columns (every such measure vectorized) and over
-NULLs and NaN (then the row fold decides), RUNNING in ALL ROWS, empty matches, -0.0, and an
+NULLs and NaN (then the row fold decides), MIN / MAX of STRING, DECIMAL, BINARY and BOOLEAN
+columns (ranked), RUNNING in ALL ROWS, empty matches, -0.0, and an
 expression or a sum that overflows under ANSI."""
 from __future__ import annotations
 
 import math
 import random
+from decimal import Decimal
 
 import pytest
 
@@ -21,8 +23,9 @@ MEASURES = """SUM(A.x * A.i) AS m0, AVG(A.d - A.x) AS m1, MIN(A.d * 2.0D) AS m2,
     SUM(A.x) FILTER (WHERE A.d > 0) AS m8, COUNT(*) FILTER (WHERE x > 0) AS m9,
     MAX_BY(i, x) FILTER (WHERE d < 1) AS m10, STDDEV(A.d + A.x) AS m11, BOOL_OR(x > 1) FILTER (WHERE i > 10) AS m12,
     COUNT(A.d * A.x) AS m13, SUM(DISTINCT A.x - A.i) FILTER (WHERE A.d <> 0) AS m14, COUNT_IF(d > x) AS m15,
-    AVG(A.d) FILTER (WHERE A.x < 2) AS m16"""
-KINDS = "p INT, i INT, x BIGINT, d DOUBLE, e BOOLEAN"
+    AVG(A.d) FILTER (WHERE A.x < 2) AS m16, MIN(A.s) AS m17, MAX(s) AS m18, MIN(m) AS m19,
+    MAX(A.m) FILTER (WHERE A.x > 0) AS m20, MAX(A.b) AS m21, MIN(e) AS m22"""
+KINDS = "p INT, i INT, x BIGINT, d DOUBLE, e BOOLEAN, s STRING, m DECIMAL(10,2), b BINARY"
 
 
 def _rows(seed: int, odd: bool) -> list:
@@ -33,7 +36,10 @@ def _rows(seed: int, odd: bool) -> list:
         for i in range(300 if p == 0 else 60):
             maybe = (lambda v: None if rng.random() < 0.1 else v) if odd else (lambda v: v)
             d = rng.choice([0.0, -0.0, 1.5, -2.5, 0.1, 0.2, 0.3] + ([math.nan] if odd else []))
-            out.append((p, i, maybe(rng.randint(-3, 3)), maybe(d), rng.random() < 0.3))
+            out.append((p, i, maybe(rng.randint(-3, 3)), maybe(d), rng.random() < 0.3,
+                        maybe(rng.choice(["a", "B", "é", "", "ab", "\U0001f600", "z"])),
+                        maybe(rng.choice([Decimal("1.25"), Decimal("-0.50"), Decimal("0.00"), Decimal("12.10")])),
+                        maybe(rng.choice([b"", b"\x00", b"\xff", b"a"]))))
     return out
 
 

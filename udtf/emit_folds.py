@@ -1,7 +1,8 @@
 """The aggregates of the measures that numpy computes over all the matches of a flush at once
 (``emit.Spans``), exactly as their Spark folds (``udtf.sparksql.aggregates``) compute them row
 by row: COUNT, SUM, AVG, MIN and MAX (``Aggregate.vector``) over a column (or a cast of one
-that cannot fail) of an integral or floating type (MIN / MAX: dates and timestamps too), or
+that cannot fail) of an integral or floating type (MIN / MAX: dates and timestamps, and
+decimal, boolean, binary and binary-collated string columns ranked as MAX_BY's keys, too), or
 over an integral or DOUBLE expression ``udtf.match.vector`` evaluates (where it vouches for
 every row); COUNT_IF, BOOL_AND and BOOL_OR of a condition it evaluates; MAX_BY / MIN_BY of a
 column (or a cast of one that cannot fail) by an integral, date or timestamp column, or by a
@@ -130,6 +131,9 @@ class VectorFold(NamedTuple):
                 return VectorFold(form, agg.vars, columns, dtype, argument, record.name, keep, distinct)
         elif extreme and target is source and source in _INSTANTS:
             dtype = np.int64
+        elif extreme and target is source and source in _RANKED and argument is None and readers[0][1] is None and \
+                (source is not TypeKind.STRING or collation.binary(SqlType.parse(arg.type).collation)):
+            dtype = object
         else:
             return None
         return VectorFold(form, agg.vars, columns, dtype, argument, keep=keep, distinct=distinct)
@@ -173,7 +177,7 @@ class VectorFold(NamedTuple):
             values = vec.values if self.form == "count" else vec.values.astype(self.dtype)
             if vec.valid is not None:  # (NULL is not read)
                 hit = hit & vec.valid
-        elif self.form != "count" or self.distinct:
+        elif self.dtype is not object and (self.form != "count" or self.distinct):
             values = _read(s, self.columns[0], self.dtype, columns)[0]
         if self.distinct:
             if values.dtype == np.float64:  # (as Spark groups them, and the fold reads them: -0.0 as 0.0)
@@ -188,6 +192,11 @@ class VectorFold(NamedTuple):
             if ansi and len(values) and float(np.abs(values.astype(np.float64)).max()) * longest >= 2.0 ** 62:
                 return None  # (it may overflow: the row fold raises where it does)
             return _segmented(np.where(hit, values, 0), s, running), seen > 0
+        if self.form in ("minimum", "maximum") and self.dtype is object:  # (ranked: the row of the first extreme)
+            order = _ranks(*_read(s, self.columns[0], None, columns))
+            better = np.greater if self.form == "maximum" else np.less
+            pick = _picks(hit, s, running, lambda later, earlier: better(order[later], order[earlier]))
+            return _gathered(columns[self.columns[0]], s, pick, None), seen > 0
         if self.form in ("minimum", "maximum"):  # the first row read holding the extreme
             better = _greater if self.form == "maximum" else _less
             if self.dtype is np.int64:
@@ -233,17 +242,8 @@ class VectorFold(NamedTuple):
         if self.dtype is not np.int64:  # (ranked: one rank per value, as Spark orders them)
             order = _ranks(order, present)
         better = np.greater_equal if self.form == "latest_greatest" else np.less_equal
-        wins = lambda later, earlier: better(order[later], order[earlier])
-        if len(s.rows) and int(np.diff(s.bounds).max()) > LONGEST:
-            pick = np.maximum(_scanned(read, s, running, wins), 0)
-        else:
-            step = lambda state, had, x, read: np.where(read & (~had | wins(x, state)), x, state)
-            pick = _sequential(np.arange(len(s.rows)), read, s, running, step, 0)
-        values = gather(column, s.rows[pick]) if len(s.rows) else []
-        if convert is not None:
-            values = list(map(convert, values))
-        values += [None] * (len(pick) - len(values))  # (no matched row at all)
-        return object_array(values), _segmented(read.astype(np.int64), s, running) > 0
+        pick = _picks(read, s, running, lambda later, earlier: better(order[later], order[earlier]))
+        return _gathered(column, s, pick, convert), _segmented(read.astype(np.int64), s, running) > 0
 
     def _boolean(self, s, hit: np.ndarray, running: bool, columns: dict):
         """COUNT_IF / BOOL_AND / BOOL_OR of the condition at the rows read, or None where
@@ -400,6 +400,24 @@ def _scanned(read: np.ndarray, s, running: bool, wins) -> np.ndarray:
     if running:
         return pick
     return np.where(lengths > 0, pick[np.maximum(s.bounds[1:] - 1, 0)], -1)
+
+
+def _picks(read: np.ndarray, s, running: bool, wins) -> np.ndarray:
+    """The matched row a picking fold holds (see ``_scanned``; 0 where none): by
+    ``_sequential`` where every match is short, else by ``_scanned``."""
+    if len(s.rows) and int(np.diff(s.bounds).max()) > LONGEST:
+        return np.maximum(_scanned(read, s, running, wins), 0)
+    step = lambda state, had, x, read: np.where(read & (~had | wins(x, state)), x, state)
+    return _sequential(np.arange(len(s.rows)), read, s, running, step, 0)
+
+
+def _gathered(column: list, s, pick: np.ndarray, convert) -> np.ndarray:
+    """The values of ``column`` at the matched rows ``pick`` (converted by ``convert``, None:
+    as they are), as an object array (None for each pick where ``s`` has no matched row)."""
+    values = gather(column, s.rows[pick]) if len(s.rows) else []
+    if convert is not None:
+        values = list(map(convert, values))
+    return object_array(values + [None] * (len(pick) - len(values)))
 
 
 def _welford(order: int):
