@@ -455,3 +455,67 @@ def run(spark, ansi: bool, seed: str, sql: bool = True) -> Outcome:
         elif sql:
             M._aggregate_error(spark, table, c, ansi, out.report)
     return out
+
+
+# ---- aggregates over expressions, with FILTER and DISTINCT -----------------------------------
+EXPRESSION_TYPES = ["int", "bigint", "double", "decimal(10,2)"]
+EXPRESSION_VALUES = {"int": [0, 1, -1, 7, 42, 5], "bigint": [0, 1, -1, 7, 10_000_000_000],
+                     "double": [0.1, 0.2, 0.3, -0.0, 0.0, 1.5, -2.5, 3.0],
+                     "decimal(10,2)": [Decimal("1.25"), Decimal("-0.50"), Decimal("0.00"), Decimal("3.10")]}
+
+
+class ExpressionTable:
+    """``msa_seq`` / ``msa_base`` as ``Table``'s, with one column per type of ``EXPRESSION_TYPES``;
+    ``odd``: NULLs and NaN among the values, else none (the emitter's vectorized path)."""
+
+    def __init__(self, spark, rng: random.Random, odd: bool, partitions: int = 4, rows: int = 12):
+        self.columns = {f"x{i}": SqlType.parse(t) for i, t in enumerate(EXPRESSION_TYPES)}
+        self.rows = []
+        for k in range(partitions):
+            for t in range(1, rows + 1):
+                values = []
+                for name in EXPRESSION_TYPES:
+                    pool = EXPRESSION_VALUES[name] + ([math.nan] if odd and name == "double" else [])
+                    values.append(None if odd and rng.random() < 0.15 else rng.choice(pool))
+                st = t == 1 or rng.random() < 0.2
+                self.rows.append((k, t, str(st).lower(), str(rng.random() < 0.6).lower(), *values))
+        spark.sql(f"SELECT * FROM VALUES {M.values_sql(self.columns, self.rows, ('k', 't', 'st', 'fl'))} "
+                  f"AS s(k, t, st, fl, {', '.join(self.columns)})").createOrReplaceTempView("msa_seq")
+        spark.sql("SELECT *, sum(IF(st, 1, 0)) OVER (PARTITION BY k ORDER BY t ROWS UNBOUNDED PRECEDING) AS seg, "
+                  "CASE WHEN st THEN 'S' WHEN fl THEN 'A' ELSE 'B' END AS cls FROM msa_seq"
+                  ).createOrReplaceTempView("msa_base")
+
+    def ddl(self) -> str:
+        return ", ".join(f"{c} {t}" for c, t in self.columns.items())
+
+
+def expression_cases(table: ExpressionTable) -> list:
+    """Aggregates of each column over expressions of it and ``t``, with FILTER, with DISTINCT."""
+    out = []
+    for c in table.columns:
+        for mr, fn in ((f"sum({c} * 2 - t)", "sum"), (f"avg({c} - t)", "avg"), (f"min({c} + t)", "min"),
+                       (f"max({c} * t)", "max"), (f"count({c} - t)", "count"), (f"stddev({c} + t)", "stddev"),
+                       (f"sum({c}) FILTER (WHERE {c} > t)", "sum"), (f"avg({c} * t) FILTER (WHERE t % 2 = 0)", "avg"),
+                       (f"count(DISTINCT {c} - t)", "count"), (f"sum(DISTINCT {c} * 2)", "sum"),
+                       (f"avg(DISTINCT {c})", "avg"), (f"max_by(t, {c}) FILTER (WHERE t > 2)", "max_by"),
+                       (f"bool_or({c} > t) FILTER (WHERE t < 5)", "bool_or")):
+            out.append(M.AggCase(len(out), mr, f"{mr} {{over}}", fn, "DISTINCT" in mr))
+    return out
+
+
+@in_ansi_mode
+def expressions(spark, ansi: bool, seed: str, odd: bool) -> tuple:
+    """(report, cases compared) of ``expression_cases`` through MATCH_RECOGNIZE (RUNNING and
+    FINAL) against Spark's window aggregates; the cases Spark raises on, their errors."""
+    table = ExpressionTable(spark, random.Random(seed), odd)
+    cases = expression_cases(table)
+    report = M.Report()
+    expected, types = M._oracle(spark, cases, report)
+    good = [c for c in cases if c.error is None]
+    for c in good:
+        c.type = types[f"r{c.q}"]
+    M._compare_measures(spark, table, good, expected, types, ansi, report)
+    for c in cases:
+        if c.error is not None:
+            M._aggregate_error(spark, table, c, ansi, report)
+    return report, len(good)

@@ -145,3 +145,15 @@ def test_percentile_cont_without_within_group_is_an_error_at_its_call():
     with pytest.raises(MatchRecognizeError) as info:
         rewrite_sql(sql, StaticCatalog({"t": "o int, x double"}))
     assert (info.value.line, info.value.column) == at(sql, "percentile_cont(") and "WITHIN GROUP" in info.value.message
+
+
+@pytest.mark.parametrize("ansi, odd", [(True, False), (False, True)], ids=["ansi-clean", "no_ansi-nulls_nan"])
+def test_aggregates_over_expressions_with_filter_and_distinct_match_spark(mr_spark, ansi, odd):
+    """SUM / AVG / MIN / MAX / COUNT / STDDEV over expressions of INT, BIGINT, DOUBLE and
+    DECIMAL columns, with FILTER and DISTINCT, MAX_BY and BOOL_OR with FILTER: RUNNING and
+    FINAL as Spark's window aggregates (clean columns: the emitter's vectorized path)."""
+    from tests import aggregate_support as A
+    report, compared = A.expressions(mr_spark, ansi, f"20261128-{ansi}-{odd}", odd)
+    for m in report.mismatches[:20]:
+        print("  MISMATCH", *m, sep="\n    ")
+    assert compared > 40 and report.aggregates > 40 * 2 * 48 and not report.mismatches
