@@ -43,6 +43,11 @@ def condition(column, type_, op, value):
     return Call(op, (Col(column, type_), Lit(value, type_)), (type_, type_), "boolean")
 
 
+def arithmetic(op, left, right, type_):
+    """``left op right`` (a row expression of ``type_``)."""
+    return Call(op, (left, right), (type_, type_), type_)
+
+
 def boolean_agg(fn, vars_, arg):
     return Agg(fn, vars_, (arg,), ("boolean",), False, None, "bigint" if fn == "count_if" else "boolean")
 
@@ -77,6 +82,20 @@ def random_atoms(rng):
                     "double"),
                 Agg("max_by", v, (widened("i", "bigint"), Col("x", "bigint")), ("bigint", "bigint"), True, None,
                     "bigint"),
+                Agg("sum", v, (arithmetic("*", Col("x", "bigint"), widened("i", "bigint"), "bigint"),), ("bigint",),
+                    False, None, "bigint"),
+                Agg("avg", v, (arithmetic("-", Col("d", "double"), widened("x", "double"), "double"),), ("double",),
+                    False, None, "double"),
+                Agg(rng.choice(["max", "count"]), v, (arithmetic("+", Col("x", "bigint"), widened("i", "bigint"),
+                                                                 "bigint"),), ("bigint",), False, None, "bigint"),
+                agg(rng.choice(["sum", "count"]), v, "x", "bigint", distinct=True),
+                (lambda fn: agg(fn, v, "d", "double", "bigint" if fn == "count" else "double", distinct=True))(
+                    rng.choice(["sum", "avg", "count"])),
+                Agg("sum", v, (Col("x", "bigint"),), ("bigint",), False, condition("d", "double", ">", 0.5), "bigint"),
+                Agg("count", v, (), (), False, condition("x", "bigint", "<", 2), "bigint"),
+                Agg("max_by", v, (Col("d", "double"), Col("x", "bigint")), ("double", "bigint"), False,
+                    condition("i", "int", "=", 1), "double"),
+                agg(rng.choice(["min", "max"]), v, "b", "boolean"),
                 boolean_agg(rng.choice(["count_if", "bool_and", "bool_or"]), v, rng.choice([
                     condition("x", "bigint", "<", 2), condition("d", "double", ">", 0.5),
                     condition("i", "int", "=", 1), Col("b", "boolean")]))])
@@ -129,9 +148,11 @@ def value(atom, rows, match, values, size, ansi):
     if isinstance(expr, Agg):
         fold = fold_of(expr, ansi, "UTC")
         args = [compile_row(a, FactTable([], values, NAMES, ansi)) for a in expr.args]
+        keep = (lambda context: True) if expr.filter is None else compile_row(expr.filter, FactTable([], values, NAMES,
+                                                                                                    ansi))
         state = fold.initial
         for row, var, _ in rows:
-            if expr.vars is None or var in expr.vars:
+            if (expr.vars is None or var in expr.vars) and keep((row, var, match.number)) is True:
                 state = fold.step(state, *(a((row, var, match.number)) for a in args))
         return fold.result(state)
     # FIRST counts over the whole match; a CLASSIFIER navigation reads any row of it
@@ -184,7 +205,7 @@ def random_values(rng, size):
 @pytest.mark.parametrize("mode", list(RowsMode)[:4])
 def test_emitter_matches_oracle(mode):
     """Navigations with offsets, CLASSIFIER, MATCH_NUMBER and aggregates (vectorized and not;
-    NULLs, NaN, -0.0, overflow) RUNNING and FINAL, over empty, excluded, unmatched and
+    over expressions, with FILTER, DISTINCT; NULLs, NaN, -0.0, overflow) RUNNING and FINAL, over empty, excluded, unmatched and
     timed-out matches, as the oracle evaluates them row by row."""
     rng = random.Random(7)
     for case in range(300):
