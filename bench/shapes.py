@@ -12,7 +12,9 @@ so ``--start``/``--shapes`` cut one reproducible sequence into chunks.  A shape 
 DEFINE conditions with and without match state (masks of the row and its neighbours; another
 variable's rows, FIRST/LAST, running aggregates, MATCH_NUMBER), 1-12 measures of every kind
 (navigation with offsets, aggregates, CLASSIFIER, MATCH_NUMBER, RUNNING/FINAL, SUBSET
-references), one of the five rows-per-match modes and one of the five skip modes.  Every
+references; aggregates also over expressions, with FILTER or DISTINCT, of DECIMAL or STRING
+values: ``Generator.wide_aggregate``, drawn from a second ``Random`` of the shape so the first
+draws what it drew before), one of the five rows-per-match modes and one of the five skip modes.  Every
 unbounded loop reads a condition that fails every few rows (a mask or a bounded running
 aggregate, and for a loop over several variables a shared mask), so matches stay short and the
 shape measures the engine, not a quadratic pattern.
@@ -56,12 +58,16 @@ class Kind(enum.Enum):
     STR = "str"                            # CLASSIFIER(): a variable name
     BOOL = "bool"
     ARR = "arr"
+    TEXT = "text"                          # a letter A-J
 
 
 @dataclass(frozen=True)
 class Measure:
+    """``trino``: the same measure in Trino's words where they differ (Trino refuses DISTINCT and
+    FILTER in a pattern's aggregates: an array's distinct values, a CASE)."""
     sql: str
     kind: Kind
+    trino: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,9 +82,10 @@ class Shape:
     skip: str
     features: frozenset[str]
 
-    def query(self, table: str) -> str:
+    def query(self, table: str, dialect: str = "spark") -> str:
         subset = ("\n  SUBSET " + ", ".join(f"{n} = ({', '.join(m)})" for n, m in self.subsets)) if self.subsets else ""
-        measures = ", ".join(f"{m.sql} AS m{i}" for i, m in enumerate(self.measures))
+        measures = ", ".join(f"{m.trino if dialect == 'trino' and m.trino else m.sql} AS m{i}"
+                             for i, m in enumerate(self.measures))
         define = ", ".join(f"{v} AS {c}" for v, c in self.defines) or "A AS true"
         return (f"SELECT * FROM {table} MATCH_RECOGNIZE (\n  PARTITION BY sym ORDER BY ts\n"
                 f"  MEASURES {measures}\n  {self.rows}\n  AFTER MATCH {self.skip}\n"
@@ -93,11 +100,12 @@ class Shape:
             value = {Kind.NUM: f"{col} * (sym % 7 + 1)",
                      Kind.STR: f"CASE {col} {names} ELSE 100 END * (sym % 7 + 1)",
                      Kind.BOOL: f"CASE WHEN {col} THEN sym % 7 + 1 ELSE 0 END",
+                     Kind.TEXT: f"{'instr' if dialect == 'spark' else 'strpos'}('ABCDEFGHIJ', {col}) * (sym % 7 + 1)",
                      Kind.ARR: (f"CASE WHEN {col} IS NULL THEN 0 ELSE size({col}) END" if dialect == "spark"
                                 else f"coalesce(cardinality({col}), 0)")}[m.kind]
             # (an ARRAY_AGG over no rows: Spark's [] where Trino's is NULL, known.py spark-array-agg)
             terms += ([] if m.kind is Kind.ARR else [f"count({col})"]) + [f"sum({value})"]
-        return f"SELECT {', '.join(terms)} FROM ({self.query(table)}) q"
+        return f"SELECT {', '.join(terms)} FROM ({self.query(table, dialect)}) q"
 
     def describe(self) -> str:
         return (f"PATTERN ({self.pattern}) {self.rows} {self.skip}; {len(self.measures)} measures; "
@@ -119,6 +127,7 @@ class Generator:
 
     def shape(self, index: int) -> Shape:
         r = self.r = random.Random(f"{self.seed}:{index}")
+        self.wide = random.Random(f"{self.seed}:{index}:wide")  # (its own: ``r``'s draws stay those of before)
         self.features: set[str] = set()
         self.loop_vars: set[str] = set()
         self.compound_loop_vars: set[str] = set()
@@ -309,7 +318,33 @@ class Generator:
             (f"{sem}STDDEV({v}.price)", Kind.NUM), (f"{sem}VARIANCE(x)", Kind.NUM),
             (f"{sem}ARRAY_AGG({w}.x)", Kind.ARR),
             (f"{sem}SUM({w}.x) * {sem}COUNT(*) - {sem}MAX({w}.price)", Kind.NUM)])
-        return Measure(*choice)
+        return Measure(*choice) if self.wide.random() < 0.6 else self.wide_aggregate(v, w, sem)
+
+    def wide_aggregate(self, v: str, w: str, sem: str) -> Measure:
+        """An aggregate over an expression, with FILTER or DISTINCT, of DECIMAL or STRING values."""
+        r = self.wide
+        k = r.randint(2, 7)
+        feature, sql, kind, trino = r.choice([
+            ("agg expression", f"{sem}SUM({w}.price * {w}.x)", Kind.NUM, None),
+            ("agg expression", f"{sem}AVG({v}.price - {v}.x)", Kind.NUM, None),
+            ("agg expression", f"{sem}MAX({w}.price + {w}.x * {k})", Kind.NUM, None),
+            ("agg expression", f"{sem}MIN({v}.price - {v}.x)", Kind.NUM, None),
+            ("agg expression", f"{sem}STDDEV({w}.price * 2 - {w}.x)", Kind.NUM, None),
+            ("filter", f"{sem}SUM({w}.x) FILTER (WHERE {w}.price > {w}.x + 100)", Kind.NUM,
+             f"{sem}SUM(CASE WHEN {w}.price > {w}.x + 100 THEN {w}.x END)"),
+            ("filter", f"{sem}AVG({v}.price) FILTER (WHERE {v}.x < {k})", Kind.NUM,
+             f"{sem}AVG(CASE WHEN {v}.x < {k} THEN {v}.price END)"),
+            ("filter", f"{sem}COUNT(*) FILTER (WHERE x >= {k})", Kind.NUM, f"{sem}COUNT_IF(x >= {k})"),
+            ("distinct", f"{sem}COUNT(DISTINCT {w}.x)", Kind.NUM,
+             f"coalesce(cardinality(array_distinct({sem}ARRAY_AGG({w}.x))), 0)"),
+            ("distinct", f"{sem}SUM(DISTINCT {v}.x)", Kind.NUM,
+             f"reduce(array_distinct({sem}ARRAY_AGG({v}.x)), 0, (s, e) -> s + e, s -> s)"),
+            ("decimal", f"{sem}SUM({w}.price * 0.25)", Kind.NUM, None),
+            ("decimal", f"{sem}MAX({v}.price * 1.5 - {v}.x)", Kind.NUM, None),
+            ("string", f"{sem}MIN(substr('ABCDEFGHIJ', {w}.x + 1, 1))", Kind.TEXT, None),
+            ("string", f"{sem}MAX(substr('ABCDEFGHIJ', {v}.x + 1, 1))", Kind.TEXT, None)])
+        self.features.add(feature)
+        return Measure(sql, kind, trino)
 
 def named_shapes() -> list[Shape]:
     """The shapes of issue 28's table (outside bench/vs_trino.py), numbered -1, -2, ..."""
