@@ -2,7 +2,7 @@
 all the matches of a flush at once (``udtf.emit_folds``: the argument and the FILTER through
 ``udtf.match.vector``), give the rows the per-match row fold gives: SQL in, the engine's rows
 out (``test_emit_picks._engine``), over clean columns (every such measure vectorized) and over
-NULLs and NaN (then the row fold decides), MIN / MAX of STRING, DECIMAL, BINARY and BOOLEAN
+NULLs (vectorized where the expression is NULL with them) and NaN (then the row fold decides), MIN / MAX of STRING, DECIMAL, BINARY and BOOLEAN
 columns (ranked), RUNNING in ALL ROWS, empty matches, -0.0, and an
 expression or a sum that overflows under ANSI."""
 from __future__ import annotations

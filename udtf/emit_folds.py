@@ -35,8 +35,8 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from .expr import Agg, Col, _column_cast, type_of
-from .match.vector import NUMERIC, Compiler, Unsupported, View, column_array
+from .expr import Agg, Call, Cast, Col, _column_cast, type_of
+from .match.vector import NUMERIC, Compiler, Unsupported, Vec, View, column_array
 from .sparksql import aggregates, collation
 from .sparksql.aggregates import Fold
 from .sparksql.types import INTEGRAL_RANGE, TypeKind, SqlType, arrow_type, to_arrow
@@ -277,31 +277,44 @@ def gather(column: list, rows: np.ndarray) -> list:
 
 def _compiled(expr, types) -> tuple | None:
     """``expr`` (a row expression of one of ``types``) compiled by ``match.vector``: (``fn(view)
-    -> Vec``, the types of the columns it reads), or None outside its subset."""
+    -> Vec``, the types of the columns it reads, whether it is NULL wherever a column it reads
+    is: no AND / OR in it, the rest of the subset being NULL-intolerant), or None outside it."""
     compiler = Compiler({})
     try:
         if type_of(expr) not in types:
             return None
-        return compiler.compile(expr, row_only=True), dict(compiler.columns)
+        return compiler.compile(expr, row_only=True), dict(compiler.columns), _strict(expr)
     except Unsupported:
         return None
 
 
+def _strict(expr) -> bool:
+    if isinstance(expr, Call):
+        return expr.fn not in ("and", "or") and all(map(_strict, expr.args))
+    return _strict(expr.arg) if isinstance(expr, Cast) else True
+
+
 def _evaluated(s, compiled: tuple, columns: dict):
-    """The ``Vec`` of a ``_compiled`` expression at the matched rows of ``s``, or None where
-    ``match.vector`` cannot vouch for every row (NULL or NaN in a column read, an integer
-    leaving its range: the row fold decides, and raises where Spark does)."""
-    fn, types = compiled
-    arrays = {}
+    """The ``Vec`` of a ``_compiled`` expression at the matched rows of ``s`` (NULL where a
+    column it reads is, when it is strict), or None where ``match.vector`` cannot vouch for
+    every row (NaN in a column read, NULL in one under AND / OR, an integer leaving its range:
+    the row fold decides, and raises where Spark does)."""
+    fn, types, strict = compiled
+    arrays, null = {}, np.zeros(len(s.rows), dtype=bool)
     try:
         for name, type_ in types.items():
-            values, present = _read(s, name, None, columns)
+            values, present = _read(s, name, None, columns)  # (0 where NULL)
             if not present.all():
-                return None
+                if not strict:
+                    return None
+                null |= ~present
             arrays[name] = column_array(values, type_)
     except Unsupported:
         return None
     vec = fn(View(np.arange(len(s.rows)), [], [], [], arrays, len(s.rows)))
+    if null.any():  # (a NULL row's value is computed from placeholders: not kept, nor its doubt)
+        valid = ~null if vec.valid is None else vec.valid & ~null
+        vec = Vec(vec.values, valid, None if vec.unsure is None else vec.unsure & valid)
     return None if vec.unsure is not None and vec.unsure.any() else vec
 
 
