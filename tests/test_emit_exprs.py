@@ -1,10 +1,10 @@
-"""Aggregates over expressions, with FILTER and with DISTINCT, which the emitter computes for
-all the matches of a flush at once (``udtf.emit_folds``: the argument and the FILTER through
-``udtf.match.vector``), give the rows the per-match row fold gives: SQL in, the engine's rows
-out (``test_emit_picks._engine``), over clean columns (every such measure vectorized) and over
-NULLs (vectorized where the expression is NULL with them) and NaN (then the row fold decides), MIN / MAX of STRING, DECIMAL, BINARY and BOOLEAN
-columns (ranked), RUNNING in ALL ROWS, empty matches, -0.0, and an
-expression or a sum that overflows under ANSI."""
+"""Aggregates over expressions (Spark computes the argument as a column), with FILTER and
+with DISTINCT, and MIN / MAX of STRING, DECIMAL, BINARY and BOOLEAN columns (ranked), which the
+emitter computes for all the matches of a flush at once (``udtf.emit_folds``), give the rows
+the per-match row fold gives: SQL in, the engine's rows out (``test_emit_picks._engine``), over
+clean columns (every such measure vectorized) and over NULLs (vectorized where the expression
+is NULL with them) and NaN (the row fold decides), RUNNING in ALL ROWS, empty matches, -0.0.
+(``test_emit``'s oracle test covers arguments left as expressions, as in an engine plan.)"""
 from __future__ import annotations
 
 import math
