@@ -241,6 +241,18 @@ def test_the_interval_functions_without_period_or_layers(mr_spark):
     assert [(minutes(r.a_end), minutes(r.match_end)) for r in rows.collect()] == [(2, 2), (5, 5), (9, 9), (10, 10)]
 
 
+def test_timed_out_rows_with_layers_are_refused_in_batch(mr_spark):
+    """WITH TIMEOUT ROWS needs the top's WITHIN, which with LAYERs is over its members' span (the
+    top reads a layer's events, rule 6): refused at its line:column, as on a stream
+    (tests/test_hierarchy_syntax.py)."""
+    _readings(mr_spark, [(0, "temp", 85)])
+    sql = EXAMPLE_3.replace("WITHIN INTERVAL '12' MINUTE", "WITHIN INTERVAL '12' MINUTE WITH TIMEOUT ROWS")
+    error = analysis_error(mr_spark, sql)
+    assert (error.message, error.line, error.column) == (
+        "WITH TIMEOUT ROWS: a WITHIN over a layer's events is evaluated at each take, with no timer to time a "
+        "partial match out, for now (docs/hierarchies.md)", *at(sql, "WITH TIMEOUT"))
+
+
 def udtfs(spark, sql: str) -> set:
     """The MATCH_RECOGNIZE UDTFs the plan of ``sql`` calls."""
     return set(re.findall(r"sparkcep_mr_[0-9a-f]{16}", spark.sql(f"EXPLAIN {sql}").collect()[0][0]))

@@ -8,17 +8,23 @@ union of what the steps emit must equal the batch one pass (``udtf.hierarchy.Hie
 over all rows, which tests/test_sql_hierarchies.py checks against the multi-layer oracle."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 import random
+from collections import Counter
 
 import pyarrow as pa
+from pyspark.sql import functions as F
 
 from sql_ext.compiler.rewrite import rewrite_sql
 from sql_ext.spark.catalog import SparkCatalog
 from sql_support import mr_spark, view  # noqa: F401  (mr_spark: a fixture)
 from stream_driver import drive
+from stream_fuzz_support import FuzzCatalog
 from test_sql_hierarchies import Case
+from udtf.errors import MatchRecognizeError
 from udtf.hierarchy import HierarchyRunner
+from udtf.plan import OutputKind
 from udtf.stream import END_OF_STREAM, Column, Fingerprint, OrderKey, StreamSpec, arrow_schema
 from udtf.stream_layers import LAYERS, LayeredStepper, stepper
 from udtf.transport import dump_state, load_state
@@ -27,6 +33,7 @@ MINUTE = 60_000_000
 DELAY = 3 * MINUTE
 
 
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 T0 = 1_767_225_600_000_000  # 2026-01-01 (UTC) in microseconds
 
 
@@ -36,18 +43,34 @@ def micros(value: int | None) -> int | None:
 
 
 class Streamed:
-    """A ``Case`` planned (its spec for the stepper) and its rows as the stream delivers them."""
+    """A ``Case`` planned (its spec for the stepper) and its rows as the stream delivers them;
+    ``late``: the share of rows arriving past the watermark delay (planned with ``late_rows``:
+    the streaming rewrite's own spec, late rows output in a column ``late``)."""
 
-    def __init__(self, spark, seed: int, period: bool):
+    def __init__(self, spark, seed: int, period: bool, late: float = 0.0):
         self.case = case = Case(seed, period)
         self.seed, self.period = seed, period
+        self.time = "e" if period else "ts"
         if period:
             view(spark, "stream", "part STRING, id INT, s TIMESTAMP, e TIMESTAMP, c STRING, g STRING", [])
         else:
             view(spark, "stream", "part STRING, ts TIMESTAMP, c STRING, g STRING", [])
-        catalog = SparkCatalog(spark)
-        _, done = rewrite_sql(case.sql(), catalog)
-        lowered = done[-1][1]
+        if late:  # (the event time marked as a watermark column, as withWatermark marks a stream's)
+            frame = spark.table("stream")
+            frame.withColumn(self.time, F.col(self.time).alias(self.time, metadata={"spark.watermarkDelayMs": 1})) \
+                .createOrReplaceTempView("stream")
+            catalog = FuzzCatalog(spark, late_rows="late")
+            try:
+                rewrite_sql(case.sql(), catalog)
+            except MatchRecognizeError as e:  # (a layer refining the partition: not streamed)
+                assert "does not stream" in e.message, e.message
+                self.layered = False
+                return
+            spec, _, lowered = catalog.captured
+        else:
+            catalog = SparkCatalog(spark)
+            _, done = rewrite_sql(case.sql(), catalog)
+            lowered = done[-1][1]
         self.plan = plan = lowered.plan
         self.layered = plan.hierarchy is not None  # (a layer refining the partition: the expansion)
         if not self.layered:
@@ -56,9 +79,10 @@ class Streamed:
         helpers = plan.hierarchy.helpers
         types.update({helpers[4]: '"timestamp"', helpers[5]: '"timestamp"'})
         order = (OrderKey("e", False, True), OrderKey("id", False, True)) if period else (OrderKey("ts", False, True),)
-        self.spec = StreamSpec(plan.to_json(), tuple(Column(name, types[name]) for name in lowered.shipped),
-                               tuple(Column(f.name, f.json) for f in lowered.output), order, 0,
-                               Fingerprint((("PATTERN", case.sql()),), 0, False))
+        self.spec = spec if late else StreamSpec(
+            plan.to_json(), tuple(Column(name, types[name]) for name in lowered.shipped),
+            tuple(Column(f.name, f.json) for f in lowered.output), order, 0,
+            Fingerprint((("PATTERN", case.sql()),), 0, False))
         self.rows = []
         for k, row in enumerate(case.rows):
             if period:
@@ -72,12 +96,14 @@ class Streamed:
             self.rows.append(item)
         rng = random.Random(f"stream {seed}")
         self.shards = {"p": 0, "q": rng.randrange(2)}
-        self.time = "e" if period else "ts"
         # arrival: event time plus a jitter below the delay (a NULL end: any time, and it is late),
-        # in random micro-batches
+        # a row past the delay (``late``) one to four delays later, in random micro-batches
         known = [r[self.time] for r in self.rows if r[self.time] is not None] or [0]
-        arrival = sorted(self.rows, key=lambda r: (rng.choice(known) if r[self.time] is None else r[self.time])
-                         + rng.randrange(DELAY))
+        lag = random.Random(f"late {seed}")
+        lags = [lag.randrange(DELAY, 4 * DELAY) if lag.random() < late else 0 for _ in self.rows]
+        arrival = [r for _, r in sorted(
+            (((rng.choice(known) if r[self.time] is None else r[self.time]) + rng.randrange(DELAY) + behind, k), r)
+            for k, (r, behind) in enumerate(zip(self.rows, lags)))]
         self.batches = []
         while arrival:
             size = rng.randint(0, 4)
@@ -94,10 +120,20 @@ def _table(schema: pa.Schema, rows: list) -> pa.Table:
                      for f in schema})
 
 
-def batch_output(streamed: Streamed, stepper: LayeredStepper) -> list:
+def batch_output(streamed: Streamed, stepper: LayeredStepper, late: list = ()) -> list:
+    """The batch one pass over the rows not ``late`` (``_user`` strings; a row whose end is
+    NULL is late on a stream)."""
     runner = HierarchyRunner(streamed.plan, stepper.output_schema)
-    time = streamed.time  # (a row whose end is NULL is late on a stream: the rows without it)
-    rows = sorted((r for r in streamed.rows if r[time] is not None), key=lambda r: (r["part"], r[time], r.get("id", 0)))
+    time = streamed.time
+    left = Counter(late)
+    kept = []
+    for r in streamed.rows:
+        if left[_user(streamed, r)]:
+            left[_user(streamed, r)] -= 1
+        elif r[time] is not None:
+            kept.append(r)
+    assert not +left, "a late row that is no input row"
+    rows = sorted(kept, key=lambda r: (r["part"], r[time], r.get("id", 0)))
     out = []
     for batch in _table(stepper.input_schema, rows).to_batches(max_chunksize=3) if rows else []:
         out += runner.feed(batch)
@@ -125,6 +161,78 @@ def stream_output(streamed: Streamed, stepper: LayeredStepper, held: list | None
     drive(streamed.batches, lambda r: streamed.shards[r["part"]], lambda r: r[streamed.time], DELAY, step)
     assert all(s is None for s in stored.values()), "state left after the end of the stream"
     return sorted(out)
+
+
+def _user(streamed: Streamed, row: dict) -> str:
+    """A row's columns of the statement's input (the stream's, not the helpers), comparable."""
+    names = ("part", "id", "s", "e", "c", "g") if streamed.period else ("part", "ts", "c", "g")
+    return json.dumps([_micros(row[n]) for n in names])
+
+
+def _micros(value):
+    """A timestamp as microseconds (Arrow's datetime or already micros); other values as they are."""
+    if not isinstance(value, dt.datetime):
+        return value
+    return (value.replace(tzinfo=value.tzinfo or dt.timezone.utc) - EPOCH) // dt.timedelta(microseconds=1)
+
+
+def late_stream_output(streamed: Streamed, stepper: LayeredStepper) -> tuple:
+    """(the stream's match rows, its late rows' ``late`` column, the rows it set aside as late),
+    the last two as ``_user`` strings; a row is set aside only if its event time is NULL or at
+    or behind the watermark, and output once, on a row of its own (its key carried, the rest
+    NULL).  A fresh stepper (a restart) takes over before a third of the steps."""
+    stored: dict = {}
+    matched, late, aside = [], [], []
+    name, = (f.name for f, o in zip(stepper.output_schema, streamed.plan.output) if o.kind is OutputKind.LATE)
+    restarts = random.Random(f"restart {streamed.seed}")
+
+    def step(shard, rows, watermark_ms):
+        nonlocal stepper
+        if restarts.random() < 0.3:
+            stepper = streamed.stepper()
+        state = stepper.restore(load_state(stored.get(shard)))
+        done = stepper.step(state, _table(stepper.input_schema, rows) if rows else None, watermark_ms)
+        if done.late is not None:
+            for row in done.late.to_pylist():
+                t = _micros(row[streamed.time])
+                assert t is None or t <= watermark_ms * 1000, "a timely row set aside"
+                aside.append(_user(streamed, row))
+        stored[shard] = None if done.shard is None else dump_state(stepper.stored(done.shard))
+        for row in [] if done.output is None else done.output.to_pylist():
+            if row[name] is None:
+                matched.append(json.dumps(row, default=str))
+                continue
+            assert row["part"] == row[name]["part"], row
+            assert all(v is None for k, v in row.items() if k not in ("part", name)), row
+            late.append(_user(streamed, row[name]))
+        return done.timer
+
+    drive(streamed.batches, lambda r: streamed.shards[r["part"]], lambda r: r[streamed.time], DELAY, step)
+    assert all(s is None for s in stored.values()), "state left after the end of the stream"
+    return sorted(matched), sorted(late), sorted(aside)
+
+
+def test_late_rows_of_random_hierarchies_come_out_once_and_change_nothing(mr_spark):
+    """With ``late_rows``, a row arriving past the watermark (or without event time) is set
+    aside and output once in the late column; the match rows are the batch one pass's over the
+    other rows."""
+    late_total = checked = matched = changed = 0
+    for seed, period in [*((s, False) for s in range(16)), *((s, True) for s in range(8))]:
+        streamed = Streamed(mr_spark, seed, period, late=0.25)
+        if not streamed.layered:
+            continue
+        stepper = streamed.stepper()
+        assert stepper.late
+        got, late, aside = late_stream_output(streamed, stepper)
+        assert late == aside, streamed.case.sql()
+        expected = batch_output(streamed, stepper, aside)
+        assert got == expected, streamed.case.sql()
+        late_total += len(late)
+        checked += 1
+        matched += bool(expected)
+        changed += expected != batch_output(streamed, stepper)  # (the late rows read: other matches)
+    assert checked >= 12 and matched >= checked // 3 and late_total >= checked // 2 and changed >= 2, \
+        (checked, matched, late_total, changed)
 
 
 def _check(spark, seeds, period: bool):

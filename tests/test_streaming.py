@@ -361,6 +361,32 @@ def test_a_hierarchy_restarts_exactly_and_a_changed_layer_stops(ss, workdir):
     assert ordered([r for _, r in first] + [r for _, r in second]) == expected
 
 
+def test_late_rows_of_a_hierarchy_come_out_once_across_a_restart(ss, workdir):
+    """A statement with LAYERs and ``late_rows``: a row behind the watermark (and one without
+    event time) comes out once, on a row of its own, in the micro-batch that received it; the
+    matches are the batch query's over the other rows.  Restarted from its checkpoint after the
+    late rows' micro-batch, the query emits exactly the rows the first run did not."""
+    sql = QUERIES["layers_mixed"]
+    rows = sorted(events(17, keys=("a", "b"), per_key=30), key=lambda r: (r[1], r[0]))  # (watermark: 11 s, 18 s)
+    late = [["a", T0 + 5 * SECOND, 9, 901], ["b", T0 + 6 * SECOND, 9, 902], ["a", None, 9, 903]]
+    batches = [rows[:25], rows[25:40], late, rows[40:], [["~end", micros(END_TS), 0, 0]]]
+    expected = batch_rows(ss, sql, rows)
+    assert expected != batch_rows(ss, sql, rows + late[:2]), "late rows that change no match check little"
+    script = write_script(f"{workdir}/script.json", SCHEMA, batches[:3])
+    scripted(ss, script, "ts", "1 second").where(f"ts IS NULL OR {KEEP}").createOrReplaceTempView("events_live")
+    stream = lambda: sql_ext.stream(ss, sql.format(src="events_live"), late_rows="late")
+    first, _ = run_to_end(stream(), f"{workdir}/cp")
+    write_script(script, SCHEMA, batches)
+    second, _ = run_to_end(stream(), f"{workdir}/cp")
+    got = [r for _, r in first + second]
+    assert first and second
+    assert ordered(tuple(r[:-1]) for r in got if r[-1] is None) == expected
+    stamp = lambda t: None if t is None else dt.datetime.fromtimestamp(t / SECOND, dt.timezone.utc).replace(tzinfo=None)
+    assert ordered(tuple(r[-1]) for r in got if r[-1] is not None) == ordered(
+        (k, stamp(t), x, seq) for k, t, x, seq in late)
+    assert sorted(r[-1][3] for _, r in first if r[-1] is not None) == [901, 902, 903]  # (in the first run)
+
+
 def _version_2_processor():
     """A processor writing state as sparkcep's versions 1 and 2 did: one ValueState
     ``match_recognize`` per PARTITION BY key of a ``transformWithStateInPandas`` operator, of

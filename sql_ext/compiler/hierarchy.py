@@ -84,10 +84,10 @@ def expands(clause: MatchRecognizeClause) -> bool:
     return bool(clause.layers) or clause.period is not None or clause.find(SpanCall) is not None
 
 
-def check_streamed(clause: MatchRecognizeClause, processing_time: bool, late_rows: str | None) -> None:
+def check_streamed(clause: MatchRecognizeClause, processing_time: bool) -> None:
     """Refuse, at its line:column, what of ``clause`` (``expands``) does not stream: processing
-    time; with LAYERs, late rows output, WITH TIMEOUT ROWS and a layer refining the partition
-    (on a stream the layers run in one pass, in the statement's partition)."""
+    time; with LAYERs, WITH TIMEOUT ROWS (as the batch expansion does) and a layer refining the
+    partition (on a stream the layers run in one pass, in the statement's partition)."""
     node = clause.layers[0] if clause.layers else clause.period if clause.period is not None else \
         clause.find(SpanCall)
     what = "LAYER" if clause.layers else "PERIOD" if clause.period is not None else node.args["kind"]
@@ -96,12 +96,11 @@ def check_streamed(clause: MatchRecognizeClause, processing_time: bool, late_row
                     "(its items are ordered and windowed by their ORDER BY key, not by their arrival)", node)
     if not clause.layers:
         return
-    if late_rows is not None:
-        raise error("LAYER: a statement with LAYERs does not output late rows on a stream yet (late_rows; "
-                    "without it late rows are dropped)", node)
-    if clause.args.get("timeout") is not None:
-        raise error("WITH TIMEOUT ROWS: a statement with LAYERs does not stream with timed-out rows yet "
-                    "(docs/hierarchies.md)", clause.args["timeout"])
+    if clause.args.get("timeout") is not None:  # (the top reads a layer: its WITHIN is over spans, rule 6)
+        raise error("WITH TIMEOUT ROWS: a statement with LAYERs has no timed-out rows, in batch or on a stream: "
+                    "its top reads a layer's events, so its WITHIN is over its members' span, evaluated at each "
+                    "take, with no timer to time a partial match out, for now (docs/hierarchies.md)",
+                    clause.args["timeout"])
     for layer in clause.layers:
         keys = refinement(clause, layer)
         if keys:

@@ -69,11 +69,13 @@ class Stack(NamedTuple):
     """A statement with LAYERs evaluated in one pass (``one_pass``): the UDTF reads ``query``
     (the input rows with their interval), its ``shipped`` columns sorted
     by the input's ``order`` (Spark SQL keys) in the statement's partition, and runs
-    ``hierarchy``'s layers below the top."""
+    ``hierarchy``'s layers below the top; ``inputs``: the statement's input columns (a
+    stream's late row holds them)."""
     hierarchy: Hierarchy
     query: str
     shipped: tuple
     order: tuple
+    inputs: tuple  # of catalog.Field
 
 
 def quote(name: str) -> str:
@@ -206,8 +208,10 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
     if timeout:
         output.append(_BOOLEAN._replace(name=timeout_column(plan)))
         outputs.append(Output(OutputKind.TIMED_OUT))
-    if analysis.late is not None:
-        output.append(_struct(late_column(plan), input_fields))
+    # a late row is an input row of the statement (with LAYERs: not of the top's union)
+    late_fields = () if analysis.late is None else stack.inputs if stack is not None else input_fields
+    if late_fields:
+        output.append(_struct(late_column(plan), late_fields))
         outputs.append(Output(OutputKind.LATE))
     masks = plan.masks
     engine_plan = EnginePlan(
@@ -234,8 +238,8 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
         engine_plan = engine_plan._replace(chunk=chunk)
     output = tuple(output)
     order = [analysis_column(analysis, _column(o.this)) for o in clause.order] if plan.streaming else []
-    late = [f.name for f in input_fields] if analysis.late is not None else []
-    shipped = list(stack.shipped) if stack is not None else \
+    late = [f.name for f in late_fields]
+    shipped = list(dict.fromkeys([*stack.shipped, *late])) if stack is not None else \
         _shipped(engine_plan, fields, clause, order + late, plan.origins)
     digest = hashlib.sha1((engine_plan.to_json() + json.dumps(output) + (json.dumps(shipped) if plan.streaming else "")).encode()).hexdigest()
     name = f"sparkcep_mr_{digest[:16]}"

@@ -96,5 +96,6 @@ def stack(analysis: Analysis, expansion: Expansion, plans: tuple, top: Plan, inp
     spans = tuple(within_micros(body.within) if body.within is not None and over_spans(clause, analyze_body(body))
                   else None for body in (*clause.layers, clause))
     hierarchy = Hierarchy(plans, tuple(names.index(s) for s in sources), reads_rows, rows, tuple(helpers), spans)
-    return Stack(hierarchy, query, tuple(v.name for v in rows), tuple(lower.order_keys(clause, analysis)))
+    return Stack(hierarchy, query, tuple(v.name for v in rows), tuple(lower.order_keys(clause, analysis)),
+                 input_fields)
 

@@ -109,7 +109,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     layers, stack = None, None  # the one pass (``one_pass``), when it covers the statement
     if hierarchy.expands(clause):
         if streaming:
-            hierarchy.check_streamed(clause, catalog.processing_time, catalog.late_rows)
+            hierarchy.check_streamed(clause, catalog.processing_time)
         expanded: list = []  # (clause, union) of each layer
         # on a stream the layers are planned for the one pass (typed as in batch), never run alone
         layer_catalog = catalog.layer_catalog() if streaming else catalog
