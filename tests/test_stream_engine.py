@@ -31,9 +31,10 @@ from udtf.errors import MatchRecognizeError
 from udtf.pattern import parse_pattern, variables
 from udtf.plan import (Atom, Condition, EnginePlan, Limits, Output, OutputKind, RowsMode, Semantics, Skip,
                        SkipMode, Value)
-from udtf.stream import (Column, Fingerprint, OrderKey, ShardStepper, StreamSpec, arrow_schema,
+from udtf.state_versions import Reader
+from udtf.stream import (META, Column, Fingerprint, OrderKey, ShardProcessor, ShardStepper, StreamSpec, arrow_schema,
                          lookback, reads_across_gaps)
-from udtf.transport import dump_state, load_state
+from udtf.transport import dump_state, load_state, to_ipc
 
 SECOND = 1_000_000
 T0 = 1_700_000_000 * SECOND
@@ -207,6 +208,63 @@ def test_anchored_stream_equals_batch():
     _check_stream_equals_batch(Case(seed, Semantics.STANDARD, anchored=True) for seed in range(150))
 
 
+class _Value:
+    """A ValueState of Spark's state store, in memory."""
+    row = None
+
+    def get(self):
+        return self.row
+
+    def update(self, row):
+        self.row = row
+
+    def clear(self):
+        self.row = None
+
+
+class _Timers:
+    def registerTimer(self, ms):
+        pass
+
+    def deleteTimer(self, ms):
+        pass
+
+
+def test_a_version_3_state_is_upgraded_or_refused():
+    """udtf.state_versions: a version-3 row restores as the same state; one holding a row
+    without event time (version 3 matched it at once) is refused, naming it and what to do; on
+    a version-3 checkpoint a shard without state takes the checkpoint's watermark, so a row at
+    or behind it is late (without that floor it would be matched)."""
+    case = Case(1, Semantics.FLINKCEP)
+    stepper = case.stepper()
+    done = stepper.step(None, _table(stepper.input_schema, case.rows[:6]), 0)
+    row = dump_state(stepper.stored(done.shard))
+    reader = Reader(stepper.event_time, META)
+    assert stepper.restore(reader.read((3,) + row[1:])) == done.shard
+    held = done.shard.held
+    data = held.column(META).is_null().to_pylist().index(True)
+    times = held.column("ts").to_pylist()
+    times[data] = None
+    untimed = held.set_column(held.schema.get_field_index("ts"), "ts", pa.array(times, held.schema.field("ts").type))
+    untimed_row = row[:3] + (to_ipc(untimed),) + row[4:]
+    with pytest.raises(MatchRecognizeError, match=r"version 3 with a row without event time \(ts NULL\).*"
+                                                  "new checkpoint location"):
+        reader.read((3,) + untimed_row[1:])
+    assert reader.read(untimed_row).held.num_rows == held.num_rows  # (version 4 never holds one: not checked)
+
+    rows = _table(stepper.input_schema, case.rows[:6])
+    floor_ms = max(r["ts"] for r in case.rows[:6]) // 1000
+
+    def held_after(floor):
+        state = _Value()
+        ShardProcessor(stepper.spec.to_json(), None, floor).step(state, _Timers(), [to_ipc(rows)], floor_ms)
+        return state.row[2], load_state(state.row).held.num_rows
+
+    assert held_after(floor_ms) == (floor_ms * 1000, 0)  # every row late
+    horizon, kept = held_after(None)
+    assert horizon == floor_ms * 1000 and kept > 0
+
+
 def test_state_is_versioned_and_fingerprinted():
     """A shard's state restores under the query that wrote it; a state of an older version (one
     per key) or a newer one, another fingerprint, columns the state lacks or a longer lookback
@@ -217,11 +275,13 @@ def test_state_is_versioned_and_fingerprinted():
     assert done.shard is not None and done.shard.held.num_rows
     row = dump_state(stepper.stored(done.shard))
     assert stepper.restore(load_state(row)) == done.shard
+    reader = Reader(stepper.event_time, META)
+    assert stepper.restore(reader.read(row)) == done.shard
     with pytest.raises(MatchRecognizeError, match="version 99, written by a newer sparkcep.*new checkpoint location"):
-        load_state((99,) + row[1:])
+        reader.read((99,) + row[1:])
     with pytest.raises(MatchRecognizeError, match=r"version 2, written by an older sparkcep.*one per key.*"
                                                   "new checkpoint location"):
-        load_state((2,) + row[1:])
+        reader.read((2,) + row[1:])
     spec = stepper.spec
 
     def under(**changes):

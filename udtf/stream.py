@@ -59,7 +59,8 @@ from .plan import EnginePlan, OutputKind, Semantics
 from .program import Kind
 from .rows import Match
 from .sparksql.types import from_arrow
-from .transport import StoredState, conform, dump_state, from_ipc, load_state, to_ipc
+from .state_versions import Reader
+from .transport import StoredState, conform, dump_state, from_ipc, to_ipc
 from .wire import decode as wire_decode, encode as wire_encode, record
 
 # 9999-01-01T00:00:00Z in microseconds: a watermark at or past it ends every partition
@@ -680,17 +681,21 @@ class ShardProcessor:
     state store value (``state``: get / update / clear) and its timer (``handle``: registerTimer /
     deleteTimer; event time, or processing time), packets in, packets out."""
 
-    def __init__(self, spec_json: str, stepper=None):
+    def __init__(self, spec_json: str, stepper=None, floor_ms: int | None = None):
         """``stepper(spec, input_schema, output_schema)``: the stepper (default ``ShardStepper``;
-        ``udtf.stream_layers.stepper`` also steps statements with LAYERs)."""
+        ``udtf.stream_layers.stepper`` also steps statements with LAYERs); ``floor_ms``: on a
+        checkpoint state version 3 wrote, its last watermark (``udtf.state_versions``)."""
         spec = StreamSpec.from_json(spec_json)
         self.stepper = (stepper or ShardStepper)(spec, arrow_schema(spec.inputs), arrow_schema(spec.outputs))
+        self.reader = Reader(self.stepper.event_time, META, floor_ms)
 
     def step(self, state, handle, packets: list, watermark_ms: int, fired: int | None = None) -> list:
         """The output packets of a step over the rows of ``packets`` (None when a timer fired)
         with the clock (the watermark, or the processing time) at ``watermark_ms``."""
         stepper = self.stepper
-        stored = load_state(state.get())
+        stored = self.reader.read(state.get())
+        if stored is None and self.reader.floor_ms is not None:  # (a shard version 3 may have cleared)
+            stored = stepper.stored(Shard(stepper.empty(), self.reader.floor_ms * 1000))
         previous = -1 if stored is None else stored.timer
         new = None
         if packets:

@@ -10,9 +10,8 @@ nested types and time zones included.
 The state of a shard is one row of the state store (``STATE_FIELDS``): the version of this
 encoding, the fingerprint of the query that wrote it (``udtf.stream.Fingerprint``), the
 watermark of its last step, the held rows as an Arrow IPC stream and its event-time timer.
-``load_state`` reads this version; a state of another is refused, saying what to do: versions
-1 and 2 were one state per PARTITION BY key of the pandas operator (sparkcep before the shards),
-which a shard's state cannot be made from.
+``load_state`` reads this version; ``udtf.state_versions`` the older ones it upgrades, and
+refuses the others.
 """
 from __future__ import annotations
 
@@ -20,8 +19,6 @@ from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
-
-from .errors import MatchRecognizeError
 
 STATE_VERSION = 4  # 4: BIGINT shard keys, one per state partition; 3: INT shard keys; 1 and 2: one per key
 PACKET = pa.schema([("shard", pa.int64()), ("rows", pa.binary())])
@@ -93,17 +90,9 @@ def dump_state(state: StoredState) -> tuple:
 
 
 def load_state(row) -> StoredState | None:
-    """The state a state store row holds (None: none)."""
+    """The state a state store row of this version holds (None: none); ``udtf.state_versions``
+    checks the version first."""
     if row is None:
         return None
-    version = row[0]
-    if version != STATE_VERSION:
-        raise MatchRecognizeError(
-            f"this checkpoint holds MATCH_RECOGNIZE streaming state of version {version}, written by "
-            f"{'a newer' if version > STATE_VERSION else 'an older'} sparkcep; this one reads version "
-            f"{STATE_VERSION}" + (" (one state per shard of keys, one shard per state partition; versions 1 and 2 "
-                                  "held one per key)"
-                                  if version < STATE_VERSION else "") +
-            ": finish the query with the sparkcep that wrote it, or start it with a new checkpoint location")
     _, fingerprint, horizon, held, timer = row
     return StoredState(fingerprint, horizon, from_ipc(held), timer)

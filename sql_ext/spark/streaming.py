@@ -33,7 +33,7 @@ from ..compiler.lower import Lowered, quote, stream_view
 from ..compiler.parse import find_match_recognize, parse, statement_spans, to_spark_sql
 from ..compiler.rewrite import rewrite_sql
 from ..compiler.window_syntax import PatternWindow
-from . import failures, shipping
+from . import checkpoints, failures, shipping
 from .catalog import SparkCatalog
 from .statement import named_args
 
@@ -44,7 +44,8 @@ _WATERMARK = "spark.watermarkDelayMs"  # column metadata Spark sets on the event
 SHARD = "__sparkcep_shard"
 
 
-def stream(spark, sql: str, args=None, *, late_rows: str | None = None, processing_time: bool = False):
+def stream(spark, sql: str, args=None, *, late_rows: str | None = None, processing_time: bool = False,
+           checkpoint: str | None = None):
     """The streaming DataFrame of the query ``sql``: one SELECT statement whose MATCH_RECOGNIZE
     reads a streaming relation (a temporary view of a streaming DataFrame, for one) with a
     watermark on its first ORDER BY column.  Write it with ``writeStream`` in append mode.
@@ -58,6 +59,10 @@ def stream(spark, sql: str, args=None, *, late_rows: str | None = None, processi
     micro-batch's timestamp), and the clock is Spark's processing time instead of a watermark:
     a micro-batch releases the rows at or before its timestamp, and processing-time timers
     decide WITHIN windows the wall clock closed, for idle keys too.
+
+    ``checkpoint``: the ``checkpointLocation`` the query will start on, needed only to continue
+    a checkpoint sparkcep's state version 3 wrote (it keeps that checkpoint's key; without it
+    Spark refuses such a checkpoint: docs/streaming.md, 'Restart and exactly once').
 
     The session's state store provider becomes RocksDB when it is Spark's default (the
     ``transformWithState`` operator requires it).  Classic and Spark Connect sessions alike:
@@ -80,7 +85,8 @@ def stream(spark, sql: str, args=None, *, late_rows: str | None = None, processi
         raise MatchRecognizeError(f"streaming MATCH_RECOGNIZE needs {_PROVIDER}={ROCKSDB} "
                                   f"(transformWithState requires it); the session has {provider}")
     shipping.prepare(spark)
-    catalog = StreamCatalog(spark, named_args(args), late_rows=late_rows, processing_time=processing_time)
+    catalog = StreamCatalog(spark, named_args(args), late_rows=late_rows, processing_time=processing_time,
+                            written=checkpoints.version_3(spark, checkpoint, processing_time))
     rewritten, done = rewrite_sql(sql, catalog)
     failures.remember(e for _, lowered in done for e in lowered.computes)
     return spark.sql(rewritten, named_args(args))
@@ -92,10 +98,13 @@ class StreamCatalog(SparkCatalog):
 
     streaming = True
 
-    def __init__(self, spark, args=None, run=None, late_rows: str | None = None, processing_time: bool = False):
+    def __init__(self, spark, args=None, run=None, late_rows: str | None = None, processing_time: bool = False,
+                 written: checkpoints.Written | None = None):
+        """``written``: the version-3 checkpoint the query continues, if it does."""
         super().__init__(spark, args, run)
         self.late_rows = late_rows
         self.processing_time = processing_time
+        self.written = written
 
     def layer_catalog(self) -> SparkCatalog:
         """The catalog the LAYERs of a streaming statement are planned with: a batch one, its
@@ -116,15 +125,19 @@ class StreamCatalog(SparkCatalog):
         shards = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
         types = {f.name: f for f in computed_fields}
         keys = [_hashable(quote(k), types[k].type) for k in plan.partition]
-        packets = source.selectExpr(f"{shard_expression(self.spark, keys, shards)} AS {quote(SHARD)}",
-                                    *map(quote, lowered.shipped)) \
+        written = self.written
+        shard = f"CAST(pmod(hash({', '.join(keys)}), {shards}) AS BIGINT)" if written and keys else \
+            "CAST(0 AS BIGINT)" if written else shard_expression(self.spark, keys, shards)
+        packets = source.selectExpr(f"{shard} AS {quote(SHARD)}", *map(quote, lowered.shipped)) \
             .mapInArrow(_packer(SHARD), PACKET_DDL)
+        if written:  # version 3's key: the INT shard number
+            packets = packets.selectExpr("CAST(shard AS INT) AS shard", "rows")
         from pyspark.sql.types import StructType
 
         output = StructType.fromJson({"type": "struct", "fields": [
             {"name": f.name, "type": json.loads(f.json), "nullable": True, "metadata": {}} for f in lowered.output]})
         matched = packets.groupBy("shard").transformWithState(
-            _processor(spec.to_json(), self.processing_time), "rows BINARY", "Append",
+            _processor(spec.to_json(), self.processing_time, written and written.floor_ms), "rows BINARY", "Append",
             "ProcessingTime" if self.processing_time else "EventTime")
         matched.mapInArrow(_unpacker(output.json()), output).createOrReplaceTempView(stream_view(lowered.name))
 
@@ -210,9 +223,10 @@ def _unpacker(schema_json: str):
     return unpack
 
 
-def _processor(spec_json: str, processing_time: bool):
+def _processor(spec_json: str, processing_time: bool, floor_ms: int | None):
     """The stateful processor running ``spec_json`` (a ``StreamSpec``), its clock the
-    watermark or (``processing_time``) the micro-batch's timestamp.  Its class is made here
+    watermark or (``processing_time``) the micro-batch's timestamp (``floor_ms``: its value
+    when the version-3 checkpoint the query continues was last committed).  Its class is made here
     so that it is pickled by value, and it imports ``udtf`` only where rows are processed:
     Spark also unpickles it and runs its ``init`` on the driver, in a Python worker of its own
     (pyspark's ``transform_with_state_driver_worker``) whose path lacks the zip ``enable``
@@ -227,7 +241,7 @@ def _processor(spec_json: str, processing_time: bool):
     class MatchRecognizeProcessor(StatefulProcessor):
         def init(self, handle):
             self.handle = handle
-            self.state = handle.getValueState("match_recognize", state_schema)
+            self.state = handle.getValueState("match_recognize", state_schema)  # (checkpoints.STATE_NAME)
             self.shard = None
 
         def _step(self, packets, timer_values, fired=None):
@@ -235,7 +249,7 @@ def _processor(spec_json: str, processing_time: bool):
                 from udtf.stream import ShardProcessor
                 from udtf.stream_layers import stepper
 
-                self.shard = ShardProcessor(spec_json, stepper)
+                self.shard = ShardProcessor(spec_json, stepper, floor_ms)
             clock = timer_values.getCurrentProcessingTimeInMs() if processing_time else \
                 timer_values.getCurrentWatermarkInMs()
             out = self.shard.step(self.state, self.handle, packets, clock, fired)
