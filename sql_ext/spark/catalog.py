@@ -68,9 +68,21 @@ class SparkCatalog:
 
     def syntax_error(self, sql: str) -> tuple | None:
         """Spark's parse error of ``sql`` (message, offset), else None; None too in a Spark
-        Declarative Pipelines definition, which refuses EXPLAIN (analysis still checks the SQL)."""
+        Declarative Pipelines definition, which refuses EXPLAIN (analysis still checks the SQL).
+
+        A classic session without parameter values has its own parser read ``sql`` (with the
+        session active, as ``spark.sql`` does: the parser reads the active session's confs);
+        otherwise ``EXPLAIN sql`` is run, which analyses and plans too (a round trip of about
+        100 ms against a few ms; bench/latency.py)."""
         from pyspark.errors import AnalysisException, IllegalArgumentException, ParseException
 
+        if self.args is None and session_kind(self.spark) == "classic":
+            try:
+                with unlogged():
+                    self._parse(sql)
+            except (ParseException, IllegalArgumentException) as e:
+                return spark_message(e), _offset(e, sql)
+            return None
         explain = "EXPLAIN " + sql  # (runs at once; what analysis finds is its result's text, not raised)
         try:
             self._ask(explain)
@@ -82,6 +94,20 @@ class SparkCatalog:
             if e.getCondition() != "UNSUPPORTED_PIPELINE_SPARK_SQL_COMMAND":
                 raise
         return None
+
+    def _parse(self, sql: str) -> None:
+        """The session's SQL parser (its extensions too) reads ``sql``, with the session active."""
+        jvm_session = self.spark._jsparkSession
+        sessions = getattr(self.spark._jvm, "org.apache.spark.sql.SparkSession")  # (one look-up)
+        before = sessions.getActiveSession()
+        sessions.setActiveSession(jvm_session)
+        try:
+            jvm_session.sessionState().sqlParser().parsePlan(sql)
+        finally:
+            if before.isDefined():
+                sessions.setActiveSession(before.get())
+            else:
+                sessions.clearActiveSession()
 
     def ansi(self) -> bool:
         return self.spark.conf.get("spark.sql.ansi.enabled", "true").lower() == "true"
