@@ -31,25 +31,44 @@ class Edit(NamedTuple):
     text: str
 
 
-def rewrite_sql(sql: str, catalog: Catalog) -> tuple[str, list]:
+def rewrite_sql(sql: str, catalog: Catalog, deferred: list | None = None) -> tuple[str, list]:
     """(``sql`` with every MATCH_RECOGNIZE rewritten, [(clause, lower.Lowered), ...]); the
-    statements are joined by ``;\\n``, each as the user wrote it but for its clauses."""
+    statements are joined by ``;\\n``, each as the user wrote it but for its clauses.
+
+    ``deferred``: a list when the caller has Spark analyse the rewritten statement right after
+    (a query: every subquery is analysed) - a clause of a query whose rewritten text the
+    statement holds whole then appends its own analysis (the check placing an error at a
+    measure) instead of running it; the caller runs them (``run_checks``) before reporting any
+    error of the statement, so the error reported is the one of the eager order.  They run here
+    too when the rewrite fails."""
     statements, done = [], []
     for start, end in statement_spans(sql):
         text = re.sub(r"[^\n]", " ", sql[:start]) + sql[start:end]  # positions stay the script's
         edits: list = []
         for tree in parse(text):
-            done += rewrite_statement(text, tree, catalog, edits)
+            try:
+                done += rewrite_statement(text, tree, catalog, edits,
+                                          deferred if isinstance(tree, exp.Query) else None)
+            except Exception:
+                run_checks(deferred or ())
+                raise
         statements.append(_splice(text, start, end, edits).strip())
     return ";\n".join(statements), done
 
 
-def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: list) -> list:
+def run_checks(checks) -> None:
+    """Run the checks ``rewrite_sql`` deferred, in order: the first failing one raises its error."""
+    for check in checks:
+        check()
+
+
+def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: list,
+                      deferred: list | None = None) -> list:
     """Rewrite each MATCH_RECOGNIZE of ``tree`` (parsed from ``sql``) and each SELECT with a
     window with pattern recognition (``pattern_window``), innermost first: append an ``Edit``
     of ``sql`` for each to ``edits`` and put its text in the tree (``Verbatim``); returns
     ``(clause, lower.Lowered)`` for each clause, and for each such window (its clause spans
-    the SELECT, its ``text`` is the SELECT's)."""
+    the SELECT, its ``text`` is the SELECT's); ``deferred``: as for ``rewrite_sql``."""
     nodes = find_nodes(tree, lambda node: isinstance(node, MatchRecognizeClause) or holds_pattern_window(node))
     if nodes:
         _reject_persistent_view(tree)
@@ -66,7 +85,7 @@ def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: l
         if isinstance(node, MatchRecognizeClause):
             start, end = node.meta["span"]
             input_text = _splice(sql, start, node.meta["input_end"], edits)
-            lowered = rewrite(node, catalog, input_text, sql[node.meta["body_end"]:end])
+            lowered = rewrite(node, catalog, input_text, sql[node.meta["body_end"]:end], deferred=deferred)
             text, rewritten = lowered.text, [(node, lowered)]
         else:
             start, end = node.meta["select_span"]
@@ -85,7 +104,8 @@ def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: l
 
 
 def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, alias: str,
-            windowed: WindowPass | None = None, ctes: str | None = None) -> lower.Lowered:
+            windowed: WindowPass | None = None, ctes: str | None = None,
+            deferred: list | None = None) -> lower.Lowered:
     """The engine plan and Spark SQL replacing ``clause``, its input (``input_text``) and its
     alias (the user's text after the clause's closing parenthesis); the UDTF is registered in
     ``catalog``.  An error Spark raises while typing a part of the clause is reported at that
@@ -93,7 +113,8 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     recognition (R020); ``ctes``: the CTEs the input sees (default: those around ``clause``).
     A clause with LAYERs is rewritten as its expansion (``hierarchy``): each layer, then the
     statement's pattern over the union of what it reads; so is one with PERIOD or the interval
-    functions (zero layers)."""
+    functions (zero layers).  ``deferred``: as for ``rewrite_sql`` (the final check of the
+    clause's own columns is deferred when the statement runs them all, not pruned)."""
     if ctes is None:
         ctes = _enclosing_ctes(clause) if windowed is None else windowed.ctes
     schema = lambda sql: catalog.schema(ctes + sql)
@@ -158,15 +179,25 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
     else:
         _register(catalog, lowered)
     measures = [m.this for m in clause.measures]
-    checked(schema, f"SELECT * FROM {lowered.text}", lambda: culprit(
-        schema, ((f"SELECT {to_spark_sql(e)} FROM {lowered.source}", node)
-                 for (_, e), node in zip(planned.measures, measures)), clause))
+
+    def check() -> None:
+        checked(schema, f"SELECT * FROM {lowered.text}", lambda: culprit(
+            schema, ((f"SELECT {to_spark_sql(e)} FROM {lowered.source}", node)
+                     for (_, e), node in zip(planned.measures, measures)), clause))
     computes = (*planned.computed.values(), *(e for _, e in planned.measures), *(e for l in below for e in l.computes))
-    if demand is None:
-        return lowered._replace(computes=computes)
     # checked whole (as Spark analyses every column of a subquery), run with what is read
-    pruned = lower.lower(analysis, planned, window, typed, alias, settings, demand=demand, stack=stack)
-    _register(catalog, pruned)
+    try:
+        pruned = lowered if demand is None else \
+            lower.lower(analysis, planned, window, typed, alias, settings, demand=demand, stack=stack)
+    except Exception:
+        check()  # (the check comes first)
+        raise
+    if deferred is not None and pruned.text == lowered.text:
+        deferred.append(check)
+    else:
+        check()
+    if pruned is not lowered:
+        _register(catalog, pruned)
     return pruned._replace(computes=computes)
 
 

@@ -20,7 +20,7 @@ from udtf.errors import MatchRecognizeError, line_col, offset
 from ..compiler.catalog import spark_message
 from ..compiler.parse import Pattern, SparkCep, find_match_recognize, find_nodes, parse, statement_spans
 from ..compiler.pattern_window import holds_pattern_window
-from ..compiler.rewrite import rewrite_sql
+from ..compiler.rewrite import rewrite_sql, run_checks
 from . import failures, shipping, views
 from .catalog import SparkCatalog
 from .kind import session_kind
@@ -59,9 +59,14 @@ def _transpile(sql: str, spark, args, run) -> str:
     return _rewrite(sql, spark, args, run)[0]
 
 
-def _rewrite(sql: str, spark, args, run) -> tuple:
+def _rewrite(sql: str, spark, args, run, pending: list | None = None) -> tuple:
     """(the Spark SQL for ``sql``, a function from an offset in it to the (line, column) of the
-    user's SQL it comes from: an offset in a clause's replacement maps to the clause)."""
+    user's SQL it comes from: an offset in a clause's replacement maps to the clause).
+
+    ``pending``: a list when the caller has Spark analyse the returned statement at once and,
+    before reporting any error of it, calls what ``_rewrite`` appends there: the checks the
+    rewrite deferred (``rewrite_sql``), which raise the error the eager order would have.  Only
+    a single statement defers (not EXPLAIN, whose run reports analysis errors as its result)."""
     if not _MENTION.search(sql):
         return sql, None
     explain = _EXPLAIN.match(sql)
@@ -69,7 +74,7 @@ def _rewrite(sql: str, spark, args, run) -> tuple:
         # sqlglot keeps EXPLAIN opaque: rewrite the statement after it, with the EXPLAIN words
         # blanked in place so that error positions stay those of the user's SQL
         blanked = re.sub(r"\S", " ", explain.group(0)) + sql[explain.end():]
-        statement, locate = _rewrite(blanked, spark, args, run)
+        statement, locate = _rewrite(blanked, spark, args, run)  # (nothing deferred)
         if statement is blanked:
             return sql, None
         prefix = explain.group(0).strip() + " "
@@ -90,14 +95,20 @@ def _rewrite(sql: str, spark, args, run) -> tuple:
     text, shifts = _rename_positional(sql, positional) if positional else (sql, ())
     shipping.prepare(spark)
     _lift_arrow_byte_limit(spark)
-    try:
-        rewritten, done = rewrite_sql(text, SparkCatalog(spark, named_args(args), run))
-    except MatchRecognizeError as e:
-        if not shifts:
-            raise
-        raise _shifted(e, text, sql, shifts) from None
-    failures.remember(e for _, lowered in done for e in lowered.computes)
     spans = statement_spans(text)
+    deferred = [] if pending is not None and len(spans) == 1 else None
+
+    def shifted(step, *arguments):
+        try:
+            return step(*arguments)
+        except MatchRecognizeError as e:
+            if not shifts:
+                raise
+            raise _shifted(e, text, sql, shifts) from None
+    rewritten, done = shifted(rewrite_sql, text, SparkCatalog(spark, named_args(args), run), deferred)
+    if deferred:
+        pending.append(lambda: shifted(run_checks, deferred))
+    failures.remember(e for _, lowered in done for e in lowered.computes)
     return rewritten, (_locator(sql, text, spans[0][0], done, shifts) if len(spans) == 1 else None)
 
 
@@ -236,9 +247,10 @@ def run_statement(spark, original, sql: str, args, kwargs):
             text = text.replace(name, "{" + name + "}")
         return original(spark, text, arguments, **frames)
 
+    pending: list = []  # (the rewrite's deferred checks: ``_rewrite``)
     try:
         try:
-            rewritten, locate = _rewrite(sql, spark, args, run)
+            rewritten, locate = _rewrite(sql, spark, args, run, pending)
         except MatchRecognizeError as e:
             raise _unbound_hint(e, args, spark) from None
         if rewritten is sql:
@@ -253,6 +265,11 @@ def run_statement(spark, original, sql: str, args, kwargs):
         except MatchRecognizeError:
             raise
         except Exception as e:
+            try:
+                for checks in pending:  # (a clause's own check places the error first)
+                    checks()
+            except MatchRecognizeError as found:
+                raise _unbound_hint(found, args, spark) from None
             error = _user_error(e, locate)
             if error is None:
                 raise
