@@ -85,7 +85,8 @@ def rewrite_statement(sql: str, tree: exp.Expression, catalog: Catalog, edits: l
         if isinstance(node, MatchRecognizeClause):
             start, end = node.meta["span"]
             input_text = _splice(sql, start, node.meta["input_end"], edits)
-            lowered = rewrite(node, catalog, input_text, sql[node.meta["body_end"]:end], deferred=deferred)
+            lowered = rewrite(node, catalog, input_text, sql[node.meta["body_end"]:end],
+                              deferred=deferred if _in_from(node) else None)
             text, rewritten = lowered.text, [(node, lowered)]
         else:
             start, end = node.meta["select_span"]
@@ -206,6 +207,24 @@ def _register(catalog, lowered: lower.Lowered):
     catalog.register(lowered.name, lowered.plan, lowered.output)
     for name, engine_plan, output in lowered.also:
         catalog.register(name, engine_plan, output)
+
+
+_FROM_KEYS = {exp.Select: ("from", "from_", "joins"), exp.From: ("this",), exp.Join: ("this",),
+              exp.Subquery: ("this",), exp.SetOperation: ("this", "expression"), MatchRecognizeClause: ("this",)}
+
+
+def _in_from(clause) -> bool:
+    """Whether ``clause`` stands only in FROM items, derived tables and set operations up to its
+    statement's root, so that the statement's analysis analyses it: not in a subquery expression
+    (EXISTS, IN, scalar, LATERAL), where it could read outer columns its standalone check cannot
+    see, nor in a CTE, which a statement may leave unread."""
+    node = clause
+    while node.parent is not None:
+        keys = next((k for t, k in _FROM_KEYS.items() if isinstance(node.parent, t)), ())
+        if node.arg_key not in keys:
+            return False
+        node = node.parent
+    return True
 
 
 def _splice(sql: str, start: int, end: int, edits: list) -> str:
