@@ -402,6 +402,23 @@ def test_spark_errors_name_the_users_construct(series, case):
     assert "__mr" not in err.message and " pos " not in err.message
 
 
+def test_an_error_spark_finds_in_a_measure_comes_first_wherever_the_clause_stands(series):
+    """A clause's measures are checked alone or, where the statement's analysis covers them,
+    with it (``rewrite_sql``'s deferred checks): either way the first clause's error is the one
+    reported, at its measure - also when a later clause fails before Spark sees the statement."""
+    bad = query(measures="no_such_fn(LAST(A.p)) AS x")
+    later = query(measures="LAST(Z.p) AS z")  # (an error of the rewrite itself: Z is no variable)
+    good = query(measures="LAST(A.p) AS y")
+    for sql in (bad, f"SELECT * FROM ({bad}) o", f"SELECT * FROM ({bad}) a JOIN ({later}) b ON a.k = b.k",
+                f"SELECT * FROM ({bad}) a JOIN ({good}) b ON a.k = b.k", f"SELECT 1 UNION ALL SELECT x FROM ({bad})",
+                f"WITH c AS ({bad}) SELECT * FROM c", f"SELECT * FROM series WHERE EXISTS ({bad})",
+                f"SELECT ({bad.replace('SELECT *', 'SELECT max(x)')}) AS s"):
+        with pytest.raises(MatchRecognizeError) as info:
+            series.sql(sql).collect()
+        assert info.value.message.startswith("[UNRESOLVED_ROUTINE]"), (sql, info.value.message)
+        assert (info.value.line, info.value.column) == at(sql, "no_such_fn"), sql
+
+
 CAST_FAILS = '[CAST_INVALID_INPUT] The value \'{}\' of the type "STRING" cannot be cast to "INT" because it is malformed.'
 
 
