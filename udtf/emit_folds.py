@@ -39,6 +39,7 @@ from .expr import Agg, Call, Cast, Col, _column_cast, type_of
 from .match.vector import NUMERIC, Compiler, Unsupported, Vec, View, column_array
 from .sparksql import aggregates, collation
 from .sparksql.aggregates import Fold
+from .sparksql.functions import lookup
 from .sparksql.types import INTEGRAL_RANGE, TypeKind, SqlType, arrow_type, to_arrow
 
 LONGEST = 256  # past this many rows in a match: floating sums and moments go to the row fold, extremes to the scan
@@ -278,7 +279,7 @@ def gather(column: list, rows: np.ndarray) -> list:
 def _compiled(expr, types) -> tuple | None:
     """``expr`` (a row expression of one of ``types``) compiled by ``match.vector``: (``fn(view)
     -> Vec``, the types of the columns it reads, whether it is NULL wherever a column it reads
-    is: no AND / OR in it, the rest of the subset being NULL-intolerant), or None outside it."""
+    is: every function in it NULL-intolerant, AND / OR are not), or None outside it."""
     compiler = Compiler({})
     try:
         if type_of(expr) not in types:
@@ -290,7 +291,7 @@ def _compiled(expr, types) -> tuple | None:
 
 def _strict(expr) -> bool:
     if isinstance(expr, Call):
-        return expr.fn not in ("and", "or") and all(map(_strict, expr.args))
+        return lookup(expr.fn).null_intolerant and all(map(_strict, expr.args))
     return _strict(expr.arg) if isinstance(expr, Cast) else True
 
 
