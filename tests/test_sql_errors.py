@@ -116,8 +116,8 @@ CASES = [
      "MAX: IGNORE NULLS is not supported (Spark takes it for FIRST, LAST and ANY_VALUE)", "MAX"),
     ("function of match state in DEFINE", dict(define="B AS soundex(CLASSIFIER()) = 'B'"),
      "SOUNDEX over match state (aggregates, FIRST/LAST, CLASSIFIER or variable columns) is not supported; "
-     "the engine evaluates Spark's operators, comparisons, CASE, IF, COALESCE, NULLIF, IN, BETWEEN, CAST "
-     "and the arithmetic, rounding, string and date functions of docs/spark-semantics.md", "soundex"),
+     "the engine evaluates Spark's operators, comparisons, CASE, IF, COALESCE, NULLIF, IN, BETWEEN, CAST, "
+     "LIKE and the arithmetic, rounding, string, date and array functions of docs/spark-semantics.md", "soundex"),
     ("MATCH_RECOGNIZE inside MEASURES", dict(measures="(SELECT max(n) FROM series MATCH_RECOGNIZE ("
                                                       "MEASURES COUNT(*) AS n PATTERN (X)) AS i) AS x"),
      "a MATCH_RECOGNIZE cannot stand inside MEASURES or DEFINE", "series MATCH_RECOGNIZE"),

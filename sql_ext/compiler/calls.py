@@ -23,7 +23,7 @@ NODES = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", e
          exp.Round: "round", exp.Floor: "floor", exp.Ceil: "ceil", exp.Sqrt: "sqrt", exp.Exp: "exp",
          exp.Ln: "ln", exp.Pow: "pow", exp.Sign: "sign", exp.Concat: "concat", exp.Length: "length",
          exp.Upper: "upper", exp.Lower: "lower", exp.Substring: "substring",
-         exp.IsNan: "isnan", exp.Degrees: "degrees",
+         exp.IsNan: "isnan", exp.Degrees: "degrees", exp.ArrayMax: "array_max", exp.ArrayMin: "array_min",
          }
 
 
@@ -48,6 +48,38 @@ def _trim(*positions):
     return lambda node: [node.this] if node.args.get("position") in positions and node.expression is None else None
 
 
+def _negated(node) -> bool:
+    like = node.this if isinstance(node, exp.Escape) else node
+    return isinstance(like, (exp.Like, exp.ILike)) and bool(like.args.get("negate"))
+
+
+def _not_like(node):
+    """``s NOT LIKE p [ESCAPE e]`` (sqlglot: a negated Like, maybe inside an Escape) is Spark's
+    ``NOT (s LIKE p [ESCAPE e])``: the operand is that LIKE, without the negation."""
+    if not _negated(node):
+        return None
+    inner = node.copy()
+    (inner.this if isinstance(inner, exp.Escape) else inner).set("negate", None)
+    return [inner]
+
+
+def _like(kind):
+    """The operands of ``s LIKE p`` / ``s LIKE p ESCAPE 'e'`` (``LIKE ANY / ALL`` is another call)."""
+    def operands(node):
+        like = node.this if isinstance(node, exp.Escape) else node
+        if not isinstance(like, kind) or _negated(node) or isinstance(like.expression, (exp.Any, exp.All)):
+            return None
+        return [like.this, like.expression] + ([node.expression] if isinstance(node, exp.Escape) else [])
+    return operands
+
+
+def _element_at(safe: bool):
+    """``element_at(a, i)`` / ``try_element_at(a, i)``: sqlglot's 1-based Bracket (``a[i]`` is
+    another function, 0-based)."""
+    return lambda node: [node.this, *node.expressions] if node.args.get("offset") == 1 and \
+        bool(node.args.get("safe")) == safe and len(node.expressions) == 1 else None
+
+
 # (node, name, operands(node) or None where the node is not that call), tried in order
 SHAPED = (
     (exp.Is, "is_null", _is_null),
@@ -62,6 +94,13 @@ SHAPED = (
     (exp.Trim, "trim", _trim(None, "BOTH")),
     (exp.Trim, "ltrim", _trim("LEADING")),
     (exp.Trim, "rtrim", _trim("TRAILING")),
+    ((exp.Like, exp.ILike, exp.Escape), "not", _not_like),
+    ((exp.Like, exp.Escape), "like", _like(exp.Like)),
+    ((exp.ILike, exp.Escape), "ilike", _like(exp.ILike)),
+    (exp.ArrayToString, "array_join",
+     lambda node: [node.this, node.expression] + [n for n in [node.args.get("null")] if n is not None]),
+    (exp.Bracket, "element_at", _element_at(False)),
+    (exp.Bracket, "try_element_at", _element_at(True)),
 )
 
 AS_WRITTEN = {"bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),

@@ -417,8 +417,8 @@ class _Planner:
         if call is None:
             raise error(f"{rules.construct(node)} over match state (aggregates, FIRST/LAST, CLASSIFIER or "
                         "variable columns) is not supported; the engine evaluates Spark's operators, "
-                        "comparisons, CASE, IF, COALESCE, NULLIF, IN, BETWEEN, CAST and the arithmetic, "
-                        "rounding, string and date functions of docs/spark-semantics.md", node)
+                        "comparisons, CASE, IF, COALESCE, NULLIF, IN, BETWEEN, CAST, LIKE and the arithmetic, "
+                        "rounding, string, date and array functions of docs/spark-semantics.md", node)
         fn, operands = call
         return ir.Call(fn, tuple(child(o) for o in operands), (), None, at)
 

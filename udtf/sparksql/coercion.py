@@ -966,3 +966,85 @@ def date_sig(f, args, ansi):
         return Signature(tuple(out), INT)
     _arity(f, args, 2)
     return _date_add_sig(f, args[0], args[1], ansi)
+
+
+# ---- LIKE and arrays (over match state: aggregates' arrays, strings of variables) -----------
+
+def like_sig(f, args, ansi):
+    """``like`` / ``ilike`` (str, pattern[, escape]): Like's ImplicitCastInputTypes (an atomic
+    argument is cast to STRING, BINARY too); ``escape`` (ESCAPE) is a literal string of one
+    (UTF-16) character, else Spark's parser error INVALID_ESC.  Spark's UTF8_LCASE matching (a
+    case-insensitive regex) is not implemented: a string of another collation than UTF8_BINARY
+    is refused (``NotImplementedError``)."""
+    _arity(f, args, 2, 3)
+    out = []
+    for i, a in enumerate(args[:2]):
+        t = _t(a)
+        if t.is_string and t.collation and t.collation.upper() != "UTF8_BINARY":
+            raise NotImplementedError(f"matching STRING COLLATE {t.collation} (only UTF8_BINARY)")
+        cast = STRING if t.is_string else implicit_cast(t, STRING, ansi)
+        if cast is None or t.kind is TypeKind.ARRAY:
+            raise _mismatch("UNEXPECTED_INPUT_TYPE",
+                            f"The {('first', 'second')[i]} parameter requires the \"STRING\" type, however "
+                            f"has the type {_sql(t)}.")
+        out.append(STRING)
+    if len(args) == 3:
+        esc = args[2]
+        text = esc.value if isinstance(esc, Literal) and esc.type.is_string else None
+        if not isinstance(text, str) or len(text.encode("utf-16-le")) != 2:
+            raise SparkAnalysisError("INVALID_ESC", f"Found an invalid escape string: '{text}'. The escape string "
+                                                    "must contain only one character.")
+        out.append(STRING)
+    return Signature(tuple(out), BOOLEAN)
+
+
+def _array_arg(f, t: SqlType, which: str, wants: str) -> SqlType:
+    if t.kind is not TypeKind.ARRAY:
+        raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The {which} parameter requires the \"{wants}\" type, however "
+                                                 f"has the type {_sql(t)}.")
+    return t
+
+
+def array_join_sig(f, args, ansi):
+    """ArrayJoin(array, delimiter[, nullReplacement]): the array's atomic elements cast to STRING
+    (as Spark casts them, in the session zone), the delimiter and replacement STRING (or NULL)."""
+    _arity(f, args, 2, 3)
+    t = _t(args[0])
+    if t.is_void:
+        t = SqlType(TypeKind.ARRAY, element=STRING)
+    e = _array_arg(f, t, "first", "ARRAY<STRING>").element
+    if not (e.is_string or e.is_void or e.is_atomic and implicit_cast(e, STRING, ansi) is not None):
+        raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The first parameter requires the \"ARRAY<STRING>\" type, however "
+                                                 f"has the type {_sql(t)}.")
+    out = [SqlType(TypeKind.ARRAY, element=e if e.is_string else STRING)]
+    for i, a in enumerate(args[1:]):
+        s = _t(a)
+        if not (s.is_string or s.is_void):
+            raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The {('second', 'third')[i]} parameter requires the "
+                                                     f"\"STRING\" type, however has the type {_sql(s)}.")
+        out.append(s if s.is_string else STRING)
+    return Signature(tuple(out), STRING)
+
+
+def element_at_sig(f, args, ansi):
+    """ElementAt(array, index): an integral index other than BIGINT, cast to INT; the element's
+    type.  A map's element_at is not implemented (``NotImplementedError``)."""
+    _arity(f, args, 2)
+    t = _t(args[0])
+    if t.kind is TypeKind.MAP or t.is_void:
+        raise NotImplementedError(f"{f} of {str(t).upper()} is not implemented (only of an ARRAY)")
+    _array_arg(f, t, "first", "ARRAY")
+    i = _t(args[1])
+    if not i.is_integral or i.kind is TypeKind.BIGINT:
+        raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The second parameter requires the \"INT\" type, however "
+                                                 f"has the type {_sql(i)}.")
+    return Signature((t, INT), t.element)
+
+
+def array_extreme_sig(f, args, ansi):
+    """ArrayMax / ArrayMin(array): an array of an orderable element type; the element's type."""
+    _arity(f, args, 1)
+    t = _array_arg(f, _t(args[0]), "first", "ARRAY")
+    if not t.element.is_orderable:
+        raise _mismatch("INVALID_ORDERING_TYPE", f"The `{f}` does not support ordering on type {_sql(t.element)}.")
+    return Signature((t,), t.element)

@@ -202,6 +202,15 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("ltrim", T.string_sig, B.string_fn),
     Function("rtrim", T.string_sig, B.string_fn),
     _math("substring", T.substring_sig, B.substring_fn, aliases=("substr",)),
+    # (``like(s, p, escape)``: ESCAPE's literal character; NOT LIKE is ``not`` of it)
+    _math("like", T.like_sig, B.like_fn),
+    _math("ilike", T.like_sig, B.like_fn),
+    # arrays (an aggregate's array over match state: array_agg / collect_list)
+    Function("array_join", T.array_join_sig, B.array_join_fn, raises=_never),
+    Function("element_at", T.element_at_sig, B.element_at_fn, nullable=Nullable.ALWAYS),
+    Function("try_element_at", T.element_at_sig, B.element_at_fn, nullable=Nullable.ALWAYS),
+    Function("array_max", T.array_extreme_sig, B.array_extreme_fn, nullable=Nullable.ALWAYS, raises=_never),
+    Function("array_min", T.array_extreme_sig, B.array_extreme_fn, nullable=Nullable.ALWAYS, raises=_never),
     # dates
     _math("date_add", T.date_sig, B.date_fn, aliases=("dateadd",)),
     _math("date_sub", T.date_sig, B.date_fn),

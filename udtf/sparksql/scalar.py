@@ -25,8 +25,10 @@ Values use the representation documented in ``sqltypes``.  Errors are ``SparkErr
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import re
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal
 from typing import Callable, Sequence
 
@@ -1273,3 +1275,95 @@ def lazy_nullif(f, types, result, ansi, zone, ch):
             return None
         return None if eq(x, lambda: b(row)) else x
     return nullif
+
+
+# ---- LIKE ---------------------------------------------------------------------------------
+
+def _like_error(pattern: str, sub: str, detail: str) -> SparkError:
+    shown = pattern.replace("\\", "\\\\").replace("'", "\\'")
+    return SparkError(f"INVALID_FORMAT.{sub}", f"The format is invalid: '{shown}'. {detail}")
+
+
+@functools.lru_cache(maxsize=256)
+def like_regex(pattern: str, escape: str) -> re.Pattern:
+    """Spark's ``StringUtils.escapeLikeRegex``: ``_`` any one character, ``%`` any sequence
+    (newlines too), the escape character before ``_``, ``%`` or itself that character, before
+    anything else or at the end Spark's INVALID_FORMAT error; matched as a whole."""
+    out, chars = [], iter(pattern)
+    for c in chars:
+        if c == escape:
+            nxt = next(chars, None)
+            if nxt is None:
+                raise _like_error(pattern, "ESC_AT_THE_END", "The escape character is not allowed to end with.")
+            if nxt not in ("_", "%", escape):
+                raise _like_error(pattern, "ESC_IN_THE_MIDDLE",
+                                  f"The escape character is not allowed to precede '{nxt}'.")
+            out.append(re.escape(nxt))
+        elif c == "_":
+            out.append(".")
+        elif c == "%":
+            out.append(".*")
+        else:
+            out.append(re.escape(c))
+    return re.compile("".join(out), re.DOTALL)
+
+
+def like_fn(f, types, result, ansi, zone):
+    """``like`` / ``ilike`` (Spark's ILike: ``Like(lower(str), lower(pattern), escape)``) over
+    evaluated values; the default escape is the backslash."""
+    lower = string_fn("lower", types[:1], types[0], ansi, zone) if f == "ilike" else None
+
+    def like(s, pattern, escape="\\"):
+        if lower is not None:
+            s, pattern = lower(s), lower(pattern)
+        return like_regex(pattern, escape).fullmatch(s) is not None
+    return like
+
+
+# ---- arrays -------------------------------------------------------------------------------
+
+def array_join_fn(f, types, result, ansi, zone):
+    """ArrayJoin: the non-NULL elements (already STRING) joined by the delimiter; with a
+    replacement, a NULL element is the replacement."""
+    def array_join(arr, delimiter, replacement=None):
+        if replacement is None:
+            return delimiter.join(v for v in arr if v is not None)
+        return delimiter.join(replacement if v is None else v for v in arr)
+    return array_join
+
+
+def element_at_fn(f, types, result, ansi, zone):
+    """ElementAt over an array: 1-based, negative from the end; index 0 is Spark's
+    INVALID_INDEX_OF_ZERO; out of range NULL, or under ANSI (not try_element_at)
+    INVALID_ARRAY_INDEX_IN_ELEMENT_AT."""
+    fail = ansi and f == "element_at"
+
+    def element_at(arr, i):
+        n = len(arr)
+        if n < abs(i):
+            if fail:
+                raise SparkError("INVALID_ARRAY_INDEX_IN_ELEMENT_AT",
+                                 f"The index {i} is out of bounds. The array has {n} elements. Use `try_element_at` "
+                                 "to tolerate accessing element at invalid index and return NULL instead.")
+            return None
+        if i == 0:
+            raise SparkError("INVALID_INDEX_OF_ZERO", "The index 0 is invalid. An index shall be either < 0 or > 0 "
+                                                      "(the first element has index 1).")
+        return arr[i - 1] if i > 0 else arr[n + i]
+    return element_at
+
+
+def array_extreme_fn(f, types, result, ansi, zone):
+    """ArrayMax / ArrayMin: the first greatest (least) non-NULL element by Spark's ordering of
+    the element type (NaN above every double, -0.0 = 0.0, strings by collation); NULL when
+    there is none."""
+    cmp = compare(types[0].element)
+    sign = 1 if f == "array_max" else -1
+
+    def extreme(arr):
+        best = None
+        for v in arr:
+            if v is not None and (best is None or sign * cmp(v, best) > 0):
+                best = v
+        return best
+    return extreme

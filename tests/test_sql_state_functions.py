@@ -1,0 +1,234 @@
+"""LIKE / ILIKE (ESCAPE, NOT), array_join, element_at / try_element_at and array_max / array_min
+over match state give what Spark gives for the same values.
+
+The engine evaluates them where they read match state (a variable's column, an aggregate such
+as ``array_agg``); each check compares that with Spark's own evaluation of the same expression
+over the same values, computed in the view (``expected``): ``DEFINE Z AS CAST(E(A.x, ...) AS
+STRING) <=> expected`` matches exactly when the engine's value is Spark's (as text: NaN, -0.0,
+a decimal's scale and NULL are told apart).  Where Spark raises, MATCH_RECOGNIZE must raise the
+same error class; where its analysis refuses, the error is at the call's line:column.  The
+Trino-like shapes (a DEFINE over ``array_agg(CLASSIFIER())``, an aggregate's element, a LIKE
+over a navigated string) are checked against Spark's window aggregates over the same rows.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import random
+import re
+from decimal import Decimal
+
+import pytest
+
+from sql_support import analysis_error, at, mr_spark, rows, view  # noqa: F401  (fixture)
+from spark_confs import session_confs
+from tests.match_state_support import error_class
+
+COLUMNS = ("ai array<int>, ad array<double>, ast array<string>, adec array<decimal(10,2)>, adt array<date>, "
+           "ats array<timestamp>, ab array<boolean>, i int, s string, p string, d string, nr string")
+NAN, INF = float("nan"), float("inf")
+POOLS = {
+    "ai": [None, (), (1, 2, 3), (None,), (7, None, -2), (5,), (-(1 << 31), (1 << 31) - 1, 0), (3, 3, None, 9)],
+    "ad": [None, (), (1.5, NAN, -0.0), (0.0, -0.0), (-0.0, 0.0), (None, 1e20, -INF), (NAN,), (1e-5, 1e7, 12345678.9),
+           (INF, NAN, None)],
+    "ast": [None, (), ("a", "B", None), ("A",), ("b", "a", "ab"), ("", None, ""), ("😀", "z", "é")],
+    "adec": [None, (), (Decimal("1.10"), None, Decimal("-0.50")), (Decimal("99999999.99"), Decimal("0.00"))],
+    "adt": [None, (), (dt.date(2020, 2, 29), None, dt.date(1970, 1, 1)), (dt.date(1, 1, 1),)],
+    "ats": [None, (), (dt.datetime(2020, 1, 1, 0, 0, 0, 500000), None), (dt.datetime(1969, 12, 31, 23, 59, 59),)],
+    "ab": [None, (), (True, None, False), (False,)],
+    "i": [None, 1, 2, 3, -1, -3, 4, -4, 100],  # (0: test_errors_over_match_state_are_sparks)
+    "s": [None, "abc", "ABC", "a%c", "a\\b", "", "a\nc", "ǆx", "\\", "a!", "%", "😀", "A_C", "!!", "ΣΑΣ", "ab"],
+    "p": [None, "a%", "%b", "_", "%", "", "a_c", "A%", "%\\%%", "a!%", "!!", "\\\\", "ǅ%", "%\n%", "__", "σας",
+          "a\\_c", "%c"],
+    "d": [None, ",", "", " - "],
+    "nr": [None, "N", ""],
+}
+# E(x, ...) with $c for a column: the engine reads A.c (match state), Spark c (the same row)
+EXPRESSIONS = [
+    "element_at($ai, $i)", "element_at($ad, $i)", "element_at($ast, $i)", "element_at($adt, $i)",
+    "element_at($ai, -1)", "element_at($ats, 1)", "try_element_at($ai, $i)", "try_element_at($ast, $i)",
+    "element_at($ab, CAST(2 AS TINYINT))",
+    "array_max($ai)", "array_min($ai)", "array_max($ad)", "array_min($ad)", "array_max($ast)", "array_min($ast)",
+    "array_max($adec)", "array_min($adt)", "array_max($ats)", "array_min($ab)",
+    "array_join($ai, $d)", "array_join($ad, ',')", "array_join($ast, $d, $nr)", "array_join($adec, '|')",
+    "array_join($adt, ',')", "array_join($ats, ';', 'none')", "array_join($ab, ',', $nr)", "array_join($ai, NULL)",
+    "$s LIKE $p", "$s ILIKE $p", "$s NOT LIKE $p", "$s NOT ILIKE $p", "$s LIKE $p ESCAPE '!'",
+    "$s ILIKE $p ESCAPE '!'", "$s NOT LIKE $p ESCAPE '!'", "$s LIKE 'a%'", "$s LIKE '%\\\\%%'", "$s LIKE $p ESCAPE '%'",
+    "$i LIKE '1%'", "array_join($ast, '') LIKE $p", "element_at($ast, 1) ILIKE 'a%'",
+]
+ROWS = 36
+
+
+def _engine(e: str) -> str:
+    return e.replace("$", "A.")
+
+
+def _spark(e: str) -> str:
+    return e.replace("$", "")
+
+
+def _value_rows(seed: int, n: int) -> list[tuple]:
+    rng = random.Random(seed)
+    names = [c.split()[0] for c in COLUMNS.split(", ")]
+    return [tuple(rng.choice(POOLS[name]) for name in names) for _ in range(n)]
+
+
+def _raises(spark, sql: str) -> str | None:
+    try:
+        spark.sql(sql).collect()
+        return None
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return error_class(e)
+
+
+def _valid_pattern(p: str, escape: str) -> bool:
+    chars = iter(p)
+    return all(next(chars, None) in ("_", "%", escape) for c in chars if c == escape)
+
+
+def _skipped(e: str, row: dict, ansi: bool) -> bool:
+    """Would Spark raise for ``e`` on ``row``?  Those pairs are left to
+    ``test_errors_over_match_state_are_sparks``; this only groups the checks: a pair Spark
+    raises on in the grouped query fails the test."""
+    if "LIKE" in e and row["p"] is not None and "$p" in e:
+        escape = e.split("ESCAPE '")[1][0] if "ESCAPE" in e else "\\"
+        pattern = row["p"].lower() if "ILIKE" in e else row["p"]
+        return not _valid_pattern(pattern, escape)
+    call = re.match(r"element_at\(\$(\w+), (\$i|-?\d+|CAST\((\d+) AS TINYINT\))\)", e)
+    if call and ansi:
+        column, index, small = call.groups()
+        arr, i = row[column], row["i"] if index == "$i" else int(small or index)
+        return arr is not None and i is not None and len(arr) < abs(i)
+    return False
+
+
+def _compare(spark, ansi: bool, values: list[tuple]) -> tuple[int, int, list]:
+    """Every (expression, value row) pair is checked in one MATCH_RECOGNIZE, but those Spark
+    raises on.  Returns (pairs compared, pairs skipped, the mismatches)."""
+    names = [c.split()[0] for c in COLUMNS.split(", ")]
+    view(spark, "sf_values", "r int, " + COLUMNS, [(r, *v) for r, v in enumerate(values)])
+    good = [(eid, r) for eid, e in enumerate(EXPRESSIONS) for r, v in enumerate(values)
+            if not _skipped(e, dict(zip(names, v)), ansi)]
+    with session_confs(spark, {"spark.sql.ansi.enabled": str(ansi).lower()}):
+        cases = ", ".join(f"({eid}, {r}, {o})" for eid, r in good for o in (1, 2))
+        expected = " ".join(f"WHEN {eid} THEN CAST({_spark(e)} AS STRING)" for eid, e in enumerate(EXPRESSIONS))
+        spark.sql(f"""CREATE OR REPLACE TEMP VIEW sf_grid AS SELECT c.eid, c.o, v.*,
+            CASE WHEN c.o = 2 THEN CASE c.eid {expected} END END AS expected
+            FROM VALUES {cases} AS c(eid, r, o) JOIN sf_values v ON v.r = c.r""")
+        checks = " ".join(f"WHEN {eid} THEN CAST({_engine(e)} AS STRING) <=> Z.expected"
+                          for eid, e in enumerate(EXPRESSIONS))
+        matched = set(rows(spark, f"""SELECT eid, r FROM sf_grid MATCH_RECOGNIZE (PARTITION BY eid, r ORDER BY o
+            MEASURES COUNT(*) AS n PATTERN (A Z) DEFINE Z AS CASE eid {checks} END)"""))
+    mismatches = [(EXPRESSIONS[eid], dict(zip(names, values[r]))) for eid, r in good if (eid, r) not in matched]
+    return len(good), len(EXPRESSIONS) * len(values) - len(good), mismatches
+
+
+@pytest.mark.parametrize("ansi", [True, False], ids=["ansi", "no_ansi"])
+def test_functions_over_match_state_give_sparks_values_and_errors(mr_spark, ansi):
+    values = _value_rows(20261128 + ansi, ROWS)
+    checked, skipped, mismatches = _compare(mr_spark, ansi, values)
+    assert not mismatches, "\n".join(map(str, mismatches[:20]))
+    assert skipped <= len(EXPRESSIONS) * ROWS * 0.1, skipped
+
+
+@pytest.mark.parametrize("ansi", [True, False], ids=["ansi", "no_ansi"])
+def test_errors_over_match_state_are_sparks(mr_spark, ansi):
+    """The values that make Spark raise: index 0, out of range under ANSI, a pattern's escape
+    before another character or at the end (with the default and a given escape character)."""
+    cases = [("element_at($ai, $i)", dict(ai=(1, 2, 3), i=0)), ("try_element_at($ai, $i)", dict(ai=(), i=0)),
+             ("element_at($ai, $i)", dict(ai=(1, 2, 3), i=4)), ("element_at($ast, $i)", dict(ast=(), i=-1)),
+             ("$s LIKE $p", dict(s="ab", p="a\\b")), ("$s LIKE $p", dict(s="ab", p="a\\")),
+             ("$s ILIKE $p ESCAPE '!'", dict(s="ab", p="a!b")), ("$s NOT LIKE $p ESCAPE 'a'", dict(s="a", p="A")),
+             ("$s ILIKE $p ESCAPE 'a'", dict(s="a", p="A"))]
+    names = [c.split()[0] for c in COLUMNS.split(", ")]
+    seen = set()
+    with session_confs(mr_spark, {"spark.sql.ansi.enabled": str(ansi).lower()}):
+        for e, given in cases:
+            row = tuple(given.get(n) for n in names)
+            view(mr_spark, "sf_one", "o int, " + COLUMNS, [(o, *row) for o in (1, 2)])
+            want = _raises(mr_spark, f"SELECT {_spark(e)} FROM sf_one")
+            got = _raises(mr_spark, f"""SELECT * FROM sf_one MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n
+                PATTERN (A Z) DEFINE Z AS coalesce(CAST({_engine(e)} AS STRING), '') <> '-')""")
+            assert got == want, (e, given)
+            seen.add(want)
+    assert {"INVALID_INDEX_OF_ZERO", "INVALID_FORMAT.ESC_IN_THE_MIDDLE", "INVALID_FORMAT.ESC_AT_THE_END"} <= seen
+    assert ("INVALID_ARRAY_INDEX_IN_ELEMENT_AT" in seen) == ansi
+
+
+# ---- the shapes of Trino's row-pattern tests: functions over aggregates in DEFINE --------------
+
+SEQ = [(1, 1, "a", 3), (1, 2, "b", 5), (1, 3, "a", -1), (1, 4, "c", 12), (1, 5, "a", 4), (1, 6, "b", 2),
+       (2, 1, "b", 1), (2, 2, "a", 2), (2, 3, "b", 8), (2, 4, "b", 20)]
+
+
+def test_like_over_array_join_of_classifiers_in_define(mr_spark):
+    """``array_join(array_agg(CLASSIFIER()), '') LIKE 'AB%'``: B is a row after A (the letters
+    mapped so far, the current row's B included, start with AB)."""
+    view(mr_spark, "seq", "p int, o int, v string, x int", SEQ)
+    got = rows(mr_spark, """SELECT * FROM seq MATCH_RECOGNIZE (PARTITION BY p ORDER BY o
+        MEASURES FIRST(o) AS first_o, LAST(o) AS last_o, array_join(array_agg(CLASSIFIER()), '') AS labels
+        ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B+)
+        DEFINE A AS v = 'a', B AS array_join(array_agg(CLASSIFIER()), '') LIKE 'AB%' AND v <> 'a') ORDER BY p, first_o""")
+    assert got == [(1, 1, 2, "AB"), (1, 3, 4, "AB"), (1, 5, 6, "AB"), (2, 2, 4, "ABB")]
+
+
+def test_element_at_of_an_aggregate_in_define_is_sparks(mr_spark):
+    """``element_at(array_agg(A.x), k)`` in DEFINE equals Spark's ``element_at`` of its
+    window ``collect_list`` over the same rows, for the first, last and an absent element."""
+    view(mr_spark, "seq", "p int, o int, v string, x int", SEQ)
+    with session_confs(mr_spark, {"spark.sql.ansi.enabled": "false"}):
+        got = rows(mr_spark, """SELECT * FROM (SELECT *, collect_list(x) OVER (PARTITION BY p ORDER BY o
+                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS w FROM seq)
+            MATCH_RECOGNIZE (PARTITION BY p ORDER BY o MEASURES COUNT(*) AS n PATTERN (A+)
+              DEFINE A AS element_at(array_agg(A.x), 1) <=> element_at(w, 1)
+                AND element_at(array_agg(A.x), -1) <=> element_at(w, -1)
+                AND element_at(array_agg(A.x), 3) <=> element_at(w, 3)
+                AND element_at(array_agg(A.x), 1) > 0) ORDER BY p""")
+    assert got == [(1, 6), (2, 4)]
+
+
+def test_array_max_of_an_aggregate_in_define(mr_spark):
+    """``array_max(array_agg(x)) < 10``: a match grows while the largest value so far is below
+    10 (as Spark's array_max of the window's collect_list)."""
+    view(mr_spark, "seq", "p int, o int, v string, x int", SEQ)
+    got = rows(mr_spark, """SELECT * FROM (SELECT *, array_max(collect_list(x) OVER (PARTITION BY p ORDER BY o
+            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) AS w,
+            array_min(collect_list(x) OVER (PARTITION BY p ORDER BY o
+            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) AS lo FROM seq)
+        MATCH_RECOGNIZE (PARTITION BY p ORDER BY o MEASURES COUNT(*) AS n, LAST(A.x) AS last_x
+          PATTERN (A+) DEFINE A AS array_max(array_agg(x)) < 10 AND array_max(array_agg(A.x)) <=> w
+            AND array_min(array_agg(x)) <=> lo) ORDER BY p""")
+    assert got == [(1, 3, -1), (2, 3, 8)]
+
+
+def test_like_over_a_navigated_string(mr_spark):
+    """LIKE / NOT ILIKE over FIRST of a variable's column (match state): a B run after an A whose
+    letter starts with a, its first letter not c."""
+    view(mr_spark, "seq", "p int, o int, v string, x int", SEQ)
+    got = rows(mr_spark, """SELECT * FROM seq MATCH_RECOGNIZE (PARTITION BY p ORDER BY o
+        MEASURES FIRST(o) AS first_o, COUNT(*) AS n ONE ROW PER MATCH PATTERN (A B+)
+        DEFINE A AS true, B AS FIRST(A.v) LIKE 'a%' AND FIRST(B.v) NOT ILIKE 'C' AND v <> 'a') ORDER BY p, first_o""")
+    assert got == [(1, 1, 2), (1, 5, 2), (2, 2, 3)]
+
+
+# ---- analysis: Spark's refusals and the engine's, at the call ----------------------------------
+
+@pytest.mark.parametrize("define, needle, message", [
+    ("element_at(array_agg(A.x), 2L) > 0", "element_at", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("array_join(array_agg(A.x), 1) = ''", "array_join", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("array_max(A.x) > 0", "array_max", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("A.v LIKE 'a' ESCAPE '!!'", "LIKE 'a'", "INVALID_ESC"),
+    ("element_at(A.m, 1) = 'a'", "element_at", "element_at of MAP<INT,STRING> is not implemented"),
+])
+def test_refused_calls_are_errors_at_the_call(mr_spark, define, needle, message):
+    view(mr_spark, "seqm", "p int, o int, v string, x int, m map<int, string>", [(*r, {1: "a"}) for r in SEQ])
+    sql = f"SELECT * FROM seqm MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n PATTERN (A B) DEFINE B AS {define})"
+    error = analysis_error(mr_spark, sql)
+    assert (error.line, error.column) == at(sql, needle) and message in error.message, error
+
+
+def test_like_over_a_collated_string_is_refused_at_the_call(mr_spark):
+    mr_spark.sql("CREATE OR REPLACE TEMP VIEW seq_lcase AS SELECT p, o, v COLLATE UTF8_LCASE AS v FROM "
+                 "VALUES (1, 1, 'a') AS t(p, o, v)")
+    sql = "SELECT * FROM seq_lcase MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n PATTERN (A B) DEFINE B AS A.v LIKE 'a%')"
+    error = analysis_error(mr_spark, sql)
+    assert (error.line, error.column) == at(sql, "A.v LIKE") and "UTF8_LCASE" in error.message, error
