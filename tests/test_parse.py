@@ -855,3 +855,12 @@ def test_a_named_window_may_name_another():
 def test_a_percentile_within_group_is_written_as_it_reads(sql):
     # (sqlglot's Spark 2 generator writes it as PERCENTILE_APPROX(i, p): another function)
     assert to_spark_sql(parse_one(sql)) == sql
+
+
+@pytest.mark.parametrize("call, written", [
+    ("like(b, c)", "(b LIKE c)"), ("ilike(b, c)", "(b ILIKE c)"), ("like(b, c, '!')", "(b LIKE c ESCAPE '!')"),
+    ("rlike(b, c)", "(b RLIKE c)"), ("regexp_like(b, c)", "(b RLIKE c)"),
+])
+def test_a_predicate_called_as_a_function_stays_one_operand(call, written):
+    # Spark's grammar binds LIKE below comparisons: x = b LIKE c is (x = b) LIKE c
+    assert to_spark_sql(parse_one(f"SELECT x = {call} FROM t")) == f"SELECT x = {written} FROM t"

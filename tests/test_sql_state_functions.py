@@ -232,3 +232,16 @@ def test_like_over_a_collated_string_is_refused_at_the_call(mr_spark):
     sql = "SELECT * FROM seq_lcase MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n PATTERN (A B) DEFINE B AS A.v LIKE 'a%')"
     error = analysis_error(mr_spark, sql)
     assert (error.line, error.column) == at(sql, "A.v LIKE") and "UTF8_LCASE" in error.message, error
+
+
+def test_like_called_as_a_function_keeps_its_grouping(mr_spark):
+    """``(v = 'a') = like(v, 'a%')`` over the current row is Spark's: the call stays one operand
+    when the statement is written back for Spark (sqlglot wrote ``(v = 'a') = v LIKE 'a%'``,
+    which Spark's grammar reads as ``((v = 'a') = v) LIKE 'a%'``: NULL without ANSI, no row
+    matched)."""
+    view(mr_spark, "seq", "p int, o int, v string, x int", SEQ)
+    with session_confs(mr_spark, {"spark.sql.ansi.enabled": "false"}):
+        got = rows(mr_spark, """SELECT * FROM seq MATCH_RECOGNIZE (PARTITION BY p ORDER BY o
+            MEASURES COUNT(*) AS n PATTERN (A+)
+            DEFINE A AS (v = 'a') = like(v, 'a%') AND (v <> 'c') = (NOT ilike(v, 'C'))) ORDER BY p""")
+    assert got == [(1, 6), (2, 4)]

@@ -669,6 +669,20 @@ def _any_arity(name: str, builder):
     return build
 
 
+def _grouped(build):
+    """``build`` of a call sqlglot writes back as an infix predicate (``like(a, b)`` as ``a LIKE
+    b``, which Spark's grammar binds below comparisons): the call in parentheses, so that
+    ``x = like(a, b)`` is written ``x = (a LIKE b)``, not ``(x = a) LIKE b``."""
+    def grouped(args, dialect):
+        node = build(args, dialect)
+        return node if isinstance(node, exp.Anonymous) else exp.Paren(this=node)
+    return grouped
+
+
+# Spark functions sqlglot parses into infix predicates (``_grouped``)
+_PREDICATE_CALLS = ("LIKE", "ILIKE", "RLIKE", "REGEXP_LIKE")
+
+
 def _collate(parser, this, name):
     collate = parser.expression(exp.Collate(this=this, expression=name))
     parser._normalize_collate(collate)
@@ -685,7 +699,8 @@ class SparkCepParser(WindowSyntax, SparkParser):
     sqlglot would rewrite into others are kept as written (``_as_written``); expressions are
     read with the precedence of Spark's grammar (``_parse_equality`` ... ``_parse_term``)."""
 
-    FUNCTIONS = {name: _any_arity(name, builder) for name, builder in {
+    FUNCTIONS = {name: (_grouped if name in _PREDICATE_CALLS else lambda b: b)(_any_arity(name, builder))
+                 for name, builder in {
         **SparkParser.FUNCTIONS,
         **{name.upper(): _as_written(name.upper(), counts, SparkParser.FUNCTIONS[name.upper()])
            for name, counts in AS_WRITTEN.items() if name.upper() in SparkParser.FUNCTIONS},
