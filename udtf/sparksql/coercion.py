@@ -1000,7 +1000,7 @@ def like_sig(f, args, ansi):
 
 def _array_arg(f, t: SqlType, which: str, wants: str) -> SqlType:
     if t.kind is not TypeKind.ARRAY:
-        raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The {which} parameter requires the \"{wants}\" type, however "
+        raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The {which} parameter requires the {wants} type, however "
                                                  f"has the type {_sql(t)}.")
     return t
 
@@ -1012,7 +1012,7 @@ def array_join_sig(f, args, ansi):
     t = _t(args[0])
     if t.is_void:
         t = SqlType(TypeKind.ARRAY, element=STRING)
-    e = _array_arg(f, t, "first", "ARRAY<STRING>").element
+    e = _array_arg(f, t, "first", '"ARRAY<STRING>"').element
     if not (e.is_string or e.is_void or e.is_atomic and implicit_cast(e, STRING, ansi) is not None):
         raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The first parameter requires the \"ARRAY<STRING>\" type, however "
                                                  f"has the type {_sql(t)}.")
@@ -1031,9 +1031,9 @@ def element_at_sig(f, args, ansi):
     type.  A map's element_at is not implemented (``NotImplementedError``)."""
     _arity(f, args, 2)
     t = _t(args[0])
-    if t.kind is TypeKind.MAP or t.is_void:
+    if t.kind is TypeKind.MAP:
         raise NotImplementedError(f"{f} of {str(t).upper()} is not implemented (only of an ARRAY)")
-    _array_arg(f, t, "first", "ARRAY")
+    _array_arg(f, t, "first", '("ARRAY" or "MAP")')
     i = _t(args[1])
     if not i.is_integral or i.kind is TypeKind.BIGINT:
         raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The second parameter requires the \"INT\" type, however "
@@ -1042,9 +1042,12 @@ def element_at_sig(f, args, ansi):
 
 
 def array_extreme_sig(f, args, ansi):
-    """ArrayMax / ArrayMin(array): an array of an orderable element type; the element's type."""
+    """ArrayMax / ArrayMin(array): an array of an orderable element type; the element's type
+    (NULL of VOID: VOID)."""
     _arity(f, args, 1)
-    t = _array_arg(f, _t(args[0]), "first", "ARRAY")
+    if _t(args[0]).is_void:
+        return Signature((VOID,), VOID)
+    t = _array_arg(f, _t(args[0]), "first", '"ARRAY"')
     if not t.element.is_orderable:
         raise _mismatch("INVALID_ORDERING_TYPE", f"The `{f}` does not support ordering on type {_sql(t.element)}.")
     return Signature((t,), t.element)

@@ -1357,6 +1357,8 @@ def array_extreme_fn(f, types, result, ansi, zone):
     """ArrayMax / ArrayMin: the first greatest (least) non-NULL element by Spark's ordering of
     the element type (NaN above every double, -0.0 = 0.0, strings by collation); NULL when
     there is none."""
+    if types[0].is_void:  # (array_max(NULL): never called, NULL in is NULL out)
+        return lambda arr: None
     cmp = compare(types[0].element)
     sign = 1 if f == "array_max" else -1
 
