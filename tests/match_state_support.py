@@ -179,13 +179,14 @@ def error_class(exc) -> str:
 # spark_semantics_support's literals, without a year-month interval (KNOWN "interval_month")
 LITERALS = [lit for lit in S.LITERALS if "MONTH" not in lit] + [
     "-2147483648", "-9223372036854775808", "1.0E-7", "-0.0", "'  12  '", "'9223372036854775808'",
-    "TIMESTAMP_NTZ'2020-01-01 10:00:00'", "2.5", "-1"]
+    "TIMESTAMP_NTZ'2020-01-01 10:00:00'", "2.5", "-1", "'%1%'", "'_'", "'a%'", "'%'", "'1_5'"]
 TRANSCENDENTAL = ("exp(", "ln(", "log10(", "power(")
-FUNCS = {**S.FUNCS, "pmod": (2,)}
+FUNCS = {**S.FUNCS, "pmod": (2,), "like": (2,), "ilike": (2,)}
 
 
 class Gen(S.Gen):
-    """``spark_semantics_support.Gen`` over the given columns and ``LITERALS``, plus ``pmod``."""
+    """``spark_semantics_support.Gen`` over the given columns and ``LITERALS`` (LIKE patterns
+    too), plus ``pmod``, ``like`` and ``ilike``."""
 
     def __init__(self, rng: random.Random, columns: dict):
         super().__init__(rng)
