@@ -164,7 +164,8 @@ MIXED = ["a = b < c", "a < b = c", "a | b & c", "a & b | c", "a | b ^ c", "a ^ b
          "1 + 2 || 'a'", "a & b << 2", "a << 2 + 1", "a >> 1 >>> 2", "a = b IS NULL", "a = b IS NOT TRUE",
          "a <=> b = c", "NOT a = b AND c", "- a * b", "a * b DIV c % d", "a BETWEEN 1 AND 2 = c",
          "a = b BETWEEN 1 AND 2", "a = b IN (1, 2)", "a IS DISTINCT FROM b + 1", "x COLLATE UTF8_LCASE = y",
-         "a + b COLLATE UTF8_LCASE", "a LIKE b || c", "~ a & b", "a IS UNKNOWN", "a != b <> c", "a == b", "a > b >> 1"]
+         "a + b COLLATE UTF8_LCASE", "a LIKE b || c", "a = b LIKE c", "a LIKE b = c", "a < b NOT ILIKE c",
+         "NOT a LIKE b = c", "~ a & b", "a IS UNKNOWN", "a != b <> c", "a == b", "a > b >> 1"]
 
 
 def test_operators_bind_as_in_spark(spark):
