@@ -464,7 +464,7 @@ EXPRESSION_VALUES = {"int": [0, 1, -1, 7, 42, 5], "bigint": [0, 1, -1, 7, 10_000
                      "decimal(10,2)": [Decimal("1.25"), Decimal("-0.50"), Decimal("0.00"), Decimal("3.10")]}
 
 
-class ExpressionTable:
+class ExpressionTable(M.AggTable):
     """``msa_seq`` / ``msa_base`` as ``Table``'s, with one column per type of ``EXPRESSION_TYPES``;
     ``odd``: NULLs and NaN among the values, else none (the emitter's vectorized path)."""
 
@@ -479,14 +479,7 @@ class ExpressionTable:
                     values.append(None if odd and rng.random() < 0.15 else rng.choice(pool))
                 st = t == 1 or rng.random() < 0.2
                 self.rows.append((k, t, str(st).lower(), str(rng.random() < 0.6).lower(), *values))
-        spark.sql(f"SELECT * FROM VALUES {M.values_sql(self.columns, self.rows, ('k', 't', 'st', 'fl'))} "
-                  f"AS s(k, t, st, fl, {', '.join(self.columns)})").createOrReplaceTempView("msa_seq")
-        spark.sql("SELECT *, sum(IF(st, 1, 0)) OVER (PARTITION BY k ORDER BY t ROWS UNBOUNDED PRECEDING) AS seg, "
-                  "CASE WHEN st THEN 'S' WHEN fl THEN 'A' ELSE 'B' END AS cls FROM msa_seq"
-                  ).createOrReplaceTempView("msa_base")
-
-    def ddl(self) -> str:
-        return ", ".join(f"{c} {t}" for c, t in self.columns.items())
+        self._register(spark)
 
 
 def expression_cases(table: ExpressionTable) -> list:

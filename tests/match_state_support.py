@@ -888,6 +888,9 @@ class AggTable:
                 data.append((k, t, str(st).lower(), str(rng.random() < 0.6).lower()))
         values = [agg_values(rng, ty, len(data)) for ty in self.columns.values()]
         self.rows = [(*d, *(v[i] for v in values)) for i, d in enumerate(data)]
+        self._register(spark)
+
+    def _register(self, spark):
         spark.sql(f"SELECT * FROM VALUES {values_sql(self.columns, self.rows, ('k', 't', 'st', 'fl'))} "
                   f"AS s(k, t, st, fl, {', '.join(self.columns)})").createOrReplaceTempView("msa_seq")
         spark.sql("SELECT *, sum(IF(st, 1, 0)) OVER (PARTITION BY k ORDER BY t ROWS UNBOUNDED PRECEDING) AS seg, "
