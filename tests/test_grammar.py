@@ -148,9 +148,13 @@ _OPERATORS = (exp.Binary, exp.Not, exp.Neg, exp.BitwiseNot, exp.Between, exp.In,
 
 
 def _parenthesized(node):
-    """A copy of ``node`` with each operator in parentheses."""
+    """A copy of ``node`` with each operator in parentheses, but a chain of one connective (Spark's
+    parser balances ``a AND b AND c AND d`` into ``(a AND b) AND (c AND d)``: parentheses would
+    give another, equivalent, tree)."""
     node = node.copy()
-    for operator in [n for n in node.walk() if isinstance(n, _OPERATORS) and not isinstance(n.parent, exp.Paren)]:
+    chained = lambda n: isinstance(n, exp.Connector) and type(n.parent) is type(n)
+    for operator in [n for n in node.walk() if isinstance(n, _OPERATORS) and not isinstance(n.parent, exp.Paren)
+                     and not chained(n)]:
         if operator is node:
             node = exp.Paren(this=node)
         else:
