@@ -48,8 +48,13 @@ def _trim(*positions):
     return lambda node: [node.this] if node.args.get("position") in positions and node.expression is None else None
 
 
+def _unescaped(node):
+    """The LIKE / ILIKE of ``node`` (sqlglot wraps one with ESCAPE in an Escape)."""
+    return node.this if isinstance(node, exp.Escape) else node
+
+
 def _negated(node) -> bool:
-    like = node.this if isinstance(node, exp.Escape) else node
+    like = _unescaped(node)
     return isinstance(like, (exp.Like, exp.ILike)) and bool(like.args.get("negate"))
 
 
@@ -59,14 +64,14 @@ def _not_like(node):
     if not _negated(node):
         return None
     inner = node.copy()
-    (inner.this if isinstance(inner, exp.Escape) else inner).set("negate", None)
+    _unescaped(inner).set("negate", None)
     return [inner]
 
 
 def _like(kind):
     """The operands of ``s LIKE p`` / ``s LIKE p ESCAPE 'e'`` (``LIKE ANY / ALL`` is another call)."""
     def operands(node):
-        like = node.this if isinstance(node, exp.Escape) else node
+        like = _unescaped(node)
         if not isinstance(like, kind) or _negated(node) or isinstance(like.expression, (exp.Any, exp.All)):
             return None
         return [like.this, like.expression] + ([node.expression] if isinstance(node, exp.Escape) else [])
