@@ -148,13 +148,15 @@ _OPERATORS = (exp.Binary, exp.Not, exp.Neg, exp.BitwiseNot, exp.Between, exp.In,
 
 
 def _parenthesized(node):
-    """A copy of ``node`` with each operator in parentheses, but a chain of one connective (Spark's
-    parser balances ``a AND b AND c AND d`` into ``(a AND b) AND (c AND d)``: parentheses would
-    give another, equivalent, tree)."""
+    """A copy of ``node`` with each operator in parentheses, inner ones included, but a chain of one
+    connective (Spark's parser balances ``a AND b AND c AND d`` into ``(a AND b) AND (c AND d)``:
+    parentheses would give another, equivalent, tree).  Bottom-up: an operator is wrapped after
+    the operators inside it, so its copy in the parentheses carries theirs."""
     node = node.copy()
     chained = lambda n: isinstance(n, exp.Connector) and type(n.parent) is type(n)
-    for operator in [n for n in node.walk() if isinstance(n, _OPERATORS) and not isinstance(n.parent, exp.Paren)
-                     and not chained(n)]:
+    operators = [n for n in node.walk() if isinstance(n, _OPERATORS) and not isinstance(n.parent, exp.Paren)
+                 and not chained(n)]
+    for operator in reversed(operators):  # walk() lists a node before the nodes inside it
         if operator is node:
             node = exp.Paren(this=node)
         else:
