@@ -52,6 +52,9 @@ class StaticCatalog:
     def time_zone(self) -> str:
         return "UTC"
 
+    def size_of_null(self) -> bool:
+        return True
+
     def limits(self) -> Limits:
         return Limits()
 

@@ -181,12 +181,15 @@ LITERALS = [lit for lit in S.LITERALS if "MONTH" not in lit] + [
     "-2147483648", "-9223372036854775808", "1.0E-7", "-0.0", "'  12  '", "'9223372036854775808'",
     "TIMESTAMP_NTZ'2020-01-01 10:00:00'", "2.5", "-1", "'%1%'", "'_'", "'a%'", "'%'", "'1_5'"]
 TRANSCENDENTAL = ("exp(", "ln(", "log10(", "power(")
-FUNCS = {**S.FUNCS, "pmod": (2,), "like": (2,), "ilike": (2,)}
+FUNCS = {**S.FUNCS, "pmod": (2,), "like": (2,), "ilike": (2,), "size": (1,), "array_contains": (2,),
+         "array_position": (2,), "element_at": (2,)}
+# functions of an array, drawn with ``array(...)`` of 1-3 drawn values as their first argument
+OF_ARRAY = ("size", "array_contains", "array_position", "element_at")
 
 
 class Gen(S.Gen):
     """``spark_semantics_support.Gen`` over the given columns and ``LITERALS`` (LIKE patterns
-    too), plus ``pmod``, ``like`` and ``ilike``."""
+    too), plus ``pmod``, ``like``, ``ilike`` and ``OF_ARRAY`` over the ``array`` constructor."""
 
     def __init__(self, rng: random.Random, columns: dict):
         super().__init__(rng)
@@ -223,6 +226,11 @@ class Gen(S.Gen):
                 continue
             if f in ("round", "bround") and n == 2:
                 args[1] = S.Node("lit", text=r.choice(["0", "1", "2", "3", "-1"]))
+            if f in OF_ARRAY:
+                values = [self.valid(depth - 1, ansi) for _ in range(r.randint(1, 3))]
+                if None in values:
+                    continue
+                args[0] = S.Node("array", values)
             node = S.Node(f, args, text=r.choice(S.CAST_TARGETS + ["timestamp_ntz"]) if "cast" in f else "")
             try:
                 compile_node(node, ansi, self.columns)

@@ -1,5 +1,6 @@
-"""LIKE / ILIKE (ESCAPE, NOT), array_join, element_at / try_element_at and array_max / array_min
-over match state give what Spark gives for the same values.
+"""LIKE / ILIKE (ESCAPE, NOT), array_join, element_at / try_element_at (of arrays and maps),
+array_max / array_min, size / cardinality, array_contains, array_position and the array(...)
+constructor over match state give what Spark gives for the same values.
 
 The engine evaluates them where they read match state (a variable's column, an aggregate such
 as ``array_agg``); each check compares that with Spark's own evaluation of the same expression
@@ -24,7 +25,8 @@ from spark_confs import session_confs
 from tests.match_state_support import error_class
 
 COLUMNS = ("ai array<int>, ad array<double>, ast array<string>, adec array<decimal(10,2)>, adt array<date>, "
-           "ats array<timestamp>, ab array<boolean>, i int, s string, p string, d string, nr string")
+           "ats array<timestamp>, ab array<boolean>, i int, s string, p string, d string, nr string, x double, "
+           "m map<int,string>")
 NAN, INF = float("nan"), float("inf")
 POOLS = {
     "ai": [None, (), (1, 2, 3), (None,), (7, None, -2), (5,), (-(1 << 31), (1 << 31) - 1, 0), (3, 3, None, 9)],
@@ -41,6 +43,8 @@ POOLS = {
           "a\\_c", "%c"],
     "d": [None, ",", "", " - "],
     "nr": [None, "N", ""],
+    "x": [None, NAN, -0.0, 0.0, 1.5, INF, 1e20, -2.0],
+    "m": [None, {}, {1: "a", 2: None}, {-1: "z", 3: "c", 100: ""}],
 }
 # E(x, ...) with $c for a column: the engine reads A.c (match state), Spark c (the same row)
 EXPRESSIONS = [
@@ -54,6 +58,15 @@ EXPRESSIONS = [
     "$s LIKE $p", "$s ILIKE $p", "$s NOT LIKE $p", "$s NOT ILIKE $p", "$s LIKE $p ESCAPE '!'",
     "$s ILIKE $p ESCAPE '!'", "$s NOT LIKE $p ESCAPE '!'", "$s LIKE 'a%'", "$s LIKE '%\\\\%%'", "$s LIKE $p ESCAPE '%'",
     "$i LIKE '1%'", "array_join($ast, '') LIKE $p", "element_at($ast, 1) ILIKE 'a%'",
+    "size($ai)", "cardinality($ast)", "size($m)", "size($ad) + cardinality($m)",
+    "array_contains($ai, $i)", "array_contains($ad, $x)", "array_contains($ad, 0.0D)", "array_contains($ad, $i)",
+    "array_contains($ast, 'a')", "array_contains($ast, $s)", "array_contains($ai, 2.0)", "array_contains($adec, 1.1)",
+    "array_contains($adt, TIMESTAMP'2020-02-29 00:00:00')", "array_contains($ab, true)", "array_contains($ai, 3L)",
+    "array_position($ai, $i)", "array_position($ad, $x)", "array_position($ast, $s)", "array_position($ai, NULL)",
+    "array_position($adt, DATE'1970-01-01')", "array_position($ats, try_element_at($ats, -1))",
+    "element_at($m, $i)", "try_element_at($m, $i)", "element_at($m, 100L)", "element_at($m, $x)",
+    "array($i, $x)", "array($i, 1.5)", "array($s, $nr)", "size(array($i, NULL, $x))", "array_contains(array($i, 2), $i)",
+    "array_position(array($x, 1.5D, $x), $x)", "element_at(array($s, $p), 2)", "array($ai, array(1))",
 ]
 ROWS = 36
 
@@ -93,7 +106,7 @@ def _skipped(e: str, row: dict, ansi: bool) -> bool:
         escape = e.split("ESCAPE '")[1][0] if "ESCAPE" in e else "\\"
         pattern = row["p"].lower() if "ILIKE" in e else row["p"]
         return not _valid_pattern(pattern, escape)
-    call = re.match(r"element_at\(\$(\w+), (\$i|-?\d+|CAST\((\d+) AS TINYINT\))\)", e)
+    call = re.match(r"element_at\(\$(a\w+), (\$i|-?\d+|CAST\((\d+) AS TINYINT\))\)", e)
     if call and ansi:
         column, index, small = call.groups()
         arr, i = row[column], row["i"] if index == "$i" else int(small or index)
@@ -152,6 +165,22 @@ def test_errors_over_match_state_are_sparks(mr_spark, ansi):
             seen.add(want)
     assert {"INVALID_INDEX_OF_ZERO", "INVALID_FORMAT.ESC_IN_THE_MIDDLE", "INVALID_FORMAT.ESC_AT_THE_END"} <= seen
     assert ("INVALID_ARRAY_INDEX_IN_ELEMENT_AT" in seen) == ansi
+
+
+@pytest.mark.parametrize("ansi, size_of_null", [(True, "true"), (False, "true"), (False, "false")])
+def test_size_of_null_follows_the_session(mr_spark, ansi, size_of_null):
+    """``size`` of a NULL array or map is -1 without ANSI and with spark.sql.legacy.sizeOfNull
+    (Spark's default), else NULL: as Spark's own ``size`` of the same values in the session."""
+    view(mr_spark, "sz", "o int, a array<int>, m map<int, string>", [(1, None, None), (2, (1, None), {1: "a"})])
+    confs = {"spark.sql.ansi.enabled": str(ansi).lower(), "spark.sql.legacy.sizeOfNull": size_of_null}
+    null = -1 if not ansi and size_of_null == "true" else None
+    with session_confs(mr_spark, confs):
+        assert rows(mr_spark, "SELECT o, size(a), cardinality(m) FROM sz ORDER BY o") == [(1, null, null), (2, 2, 1)]
+        got = rows(mr_spark, """SELECT * FROM sz MATCH_RECOGNIZE (ORDER BY o
+            MEASURES FIRST(A.o) AS o, LAST(B.o) AS last_o PATTERN (A B?)
+            DEFINE A AS o = 1, B AS size(LAST(A.a)) <=> {n} AND cardinality(FIRST(A.m)) <=> {n})"""
+                   .format(n="NULL" if null is None else null))
+    assert got == [(1, 2)], got
 
 
 # ---- the shapes of Trino's row-pattern tests: functions over aggregates in DEFINE --------------
@@ -217,7 +246,14 @@ def test_like_over_a_navigated_string(mr_spark):
     ("array_join(array_agg(A.x), 1) = ''", "array_join", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
     ("array_max(A.x) > 0", "array_max", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
     ("A.v LIKE 'a' ESCAPE '!!'", "LIKE 'a'", "INVALID_ESC"),
-    ("element_at(A.m, 1) = 'a'", "element_at", "element_at of MAP<INT,STRING> is not implemented"),
+    ("element_at(A.m, 1.0) = 'a'", "element_at", "DATATYPE_MISMATCH.MAP_FUNCTION_DIFF_TYPES"),
+    ("array_contains(array_agg(A.x), NULL)", "array_contains", "DATATYPE_MISMATCH.NULL_TYPE"),
+    ("array_position(array_agg(A.v), 1) > 0", "array_position", "DATATYPE_MISMATCH.ARRAY_FUNCTION_DIFF_TYPES"),
+    ("array_contains(array_agg(A.m), A.m)", "array_contains", "DATATYPE_MISMATCH.INVALID_ORDERING_TYPE"),
+    ("size(A.x) > 0", "size", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("array_position(array_agg(CAST(A.x AS DECIMAL(2,1))), 99999999999999999999.99) > 0", "array_position",
+     "DATATYPE_MISMATCH.ARRAY_FUNCTION_DIFF_TYPES"),
+    ("size(array(A.x, A.v = 'a')) > 0", "array(", "DATATYPE_MISMATCH.DATA_DIFF_TYPES"),
 ])
 def test_refused_calls_are_errors_at_the_call(mr_spark, define, needle, message):
     view(mr_spark, "seqm", "p int, o int, v string, x int, m map<int, string>", [(*r, {1: "a"}) for r in SEQ])

@@ -24,6 +24,8 @@ NODES = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", e
          exp.Ln: "ln", exp.Pow: "pow", exp.Sign: "sign", exp.Concat: "concat", exp.Length: "length",
          exp.Upper: "upper", exp.Lower: "lower", exp.Substring: "substring",
          exp.IsNan: "isnan", exp.Degrees: "degrees", exp.ArrayMax: "array_max", exp.ArrayMin: "array_min",
+         exp.ArraySize: "size", exp.ArrayContains: "array_contains", exp.ArrayPosition: "array_position",
+         exp.Array: "array",
          }
 
 
@@ -108,7 +110,7 @@ SHAPED = (
     (exp.Bracket, "try_element_at", _element_at(True)),
 )
 
-AS_WRITTEN = {"bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),
+AS_WRITTEN = {"cardinality": None, "bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),
               "date_sub": (2,), "datediff": (2,), "date_diff": (2,)}
 
 # aggregates (``udtf.sparksql.aggregates``, found by name) sqlglot parses into nodes that drop an

@@ -39,6 +39,9 @@ class Catalog(Protocol):
     def time_zone(self) -> str:
         """spark.sql.session.timeZone: the zone id of the session (Spark has validated it)."""
 
+    def size_of_null(self) -> bool:
+        """spark.sql.legacy.sizeOfNull: whether ``size(NULL)`` is -1 without ANSI (else NULL)."""
+
     def limits(self) -> Limits:
         """The engine's bounds: ``Limits`` defaults unless set by the Spark confs ``LIMIT_CONFS``."""
 

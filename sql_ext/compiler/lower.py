@@ -28,7 +28,7 @@ from sqlglot import exp
 
 from udtf.arrow import arrow_groups
 from udtf.compile import compile_pattern
-from udtf.expr import Agg, Classifier, MatchNumber, Nav, type_of
+from udtf.expr import Agg, Call, Cast, Classifier, MatchNumber, Nav, type_of
 from udtf.plan import Atom, Condition, DerivedMask, EnginePlan, Hierarchy, Limits, Output, OutputKind, RowsMode, Value
 from udtf.program import Program
 from udtf.sparksql.types import SqlType
@@ -136,11 +136,12 @@ class Typed(NamedTuple):
 class Settings(NamedTuple):
     """The session settings a clause is compiled for: spark.sql.ansi.enabled, the engine's
     bounds (Spark confs), spark.sql.session.timeZone, spark.sparkcep.chunkRows (0: no chunked
-    plan, ``chunked``)."""
+    plan, ``chunked``), spark.sql.legacy.sizeOfNull (Spark's default: true)."""
     ansi: bool
     limits: Limits = Limits()
     zone: str = "UTC"
     chunk_rows: int = 0
+    size_of_null: bool = True
 
 
 def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, alias: str,
@@ -152,16 +153,16 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
     ``stack``: the clause is the top of a statement with LAYERs in one pass (its plan an
     ``engine`` plan over its union; the UDTF reads ``stack.query``)."""
     clause = analysis.clause
-    input_fields, computed, (ansi, limits, zone, _) = typed.input, typed.query, settings
+    input_fields, computed, (ansi, limits, zone, _, _) = typed.input, typed.query, settings
     keys = [analysis_column(analysis, c) for c in clause.partition_by]
     partition = list(dict.fromkeys(keys))  # a key named twice partitions once; it is output twice (as Trino)
     fields = {f.name: f for f in typed.computed}
     types = {name: f.type for name, f in fields.items()}
     starts = _starts(analysis, plan, partition, types)
     aggregates = {f.name: f for f in typed.aggregates}
-    define = tuple(_condition(c, types, ansi, zone, analysis, "DEFINE") for c in plan.define)
-    until = tuple(_condition(c, types, ansi, zone, analysis, "UNTIL") for c in plan.until)
-    atoms = tuple(Atom(engine_expr(a.atom.expr, types, ansi, zone), a.atom.final) for a in plan.atoms)
+    define = tuple(_condition(c, types, settings, analysis, "DEFINE") for c in plan.define)
+    until = tuple(_condition(c, types, settings, analysis, "UNTIL") for c in plan.until)
+    atoms = tuple(Atom(engine_expr(a.atom.expr, types, settings), a.atom.final) for a in plan.atoms)
     defaults = frozenset(plan.atom_name(k) for k, a in enumerate(atoms) if _default_string(a.expr))
     columns = _columns(analysis, plan, keys, input_fields, defaults)
     names = clause.args["alias"].columns if clause.args.get("alias") is not None else []
@@ -297,17 +298,35 @@ def stream_view(name: str) -> str:
     return f"{name}_stream"
 
 
-def engine_expr(expr, types: dict, ansi: bool, zone: str):
+def engine_expr(expr, types: dict, settings: Settings):
     """A match-state expression typed, checked against the session zone and optimized."""
+    ansi, zone = settings.ansi, settings.zone
+    if settings.size_of_null and not ansi:  # (Spark's Size: legacySizeOfNull, -1 of NULL)
+        expr = _legacy_size(expr)
     return optimize(zone_checked(typed(expr, types, ansi), ansi, zone), ansi, zone)
 
 
-def _condition(condition: Condition, types: dict, ansi: bool, zone: str, analysis: Analysis,
+def _legacy_size(expr):
+    """``expr`` with its ``size`` / ``cardinality`` calls Spark's legacy Size (registry
+    ``legacy_size``), at any depth (aggregates' arguments too)."""
+    if isinstance(expr, Call) and expr.fn.lower() in ("size", "cardinality"):
+        expr = expr._replace(fn="legacy_size")
+    if isinstance(expr, Call):
+        return expr._replace(args=tuple(_legacy_size(a) for a in expr.args))
+    if isinstance(expr, Cast):
+        return expr._replace(arg=_legacy_size(expr.arg))
+    if isinstance(expr, Agg):
+        return expr._replace(args=tuple(_legacy_size(a) for a in expr.args),
+                             filter=None if expr.filter is None else _legacy_size(expr.filter))
+    return expr
+
+
+def _condition(condition: Condition, types: dict, settings: Settings, analysis: Analysis,
                clause: str) -> Condition:
     if condition.expr is None:
         return condition
     name = analysis.var_names[condition.var]
-    expr = engine_expr(condition.expr, types, ansi, zone)
+    expr = engine_expr(condition.expr, types, settings)
     definition = analysis.definitions[name]
     node = definition.condition if clause == "DEFINE" else definition.until
     return condition._replace(expr=boolean(expr, f"{clause} {name}", position(node) or (None, None)))

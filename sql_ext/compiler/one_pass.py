@@ -54,7 +54,7 @@ def layers(clause: MatchRecognizeClause, expanded: list, below: list, top: Expan
             spark = {f.name.lower(): f.type for f in schema(f"SELECT * FROM {expansion.text}")}
             measures = []
             for measure, e in planned.measures:
-                expr = lower.engine_expr(engine_row(planned, e), atoms, settings.ansi, settings.zone)
+                expr = lower.engine_expr(engine_row(planned, e), atoms, settings)
                 if type_of(expr) != spark[measure.lower()]:
                     return None
                 measures.append((measure, expr))

@@ -127,7 +127,8 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         check_final(analysis)
     demand = windowed.demand if windowed is not None else None if streaming else demanded(clause)
     below: list = []  # the LAYERs' rewrites (their expressions Spark computes are the statement's)
-    settings = lower.Settings(catalog.ansi(), catalog.limits(), catalog.time_zone(), catalog.chunk_rows())
+    settings = lower.Settings(catalog.ansi(), catalog.limits(), catalog.time_zone(), catalog.chunk_rows(),
+                              catalog.size_of_null())
     layers, stack = None, None  # the one pass (``one_pass``), when it covers the statement
     if hierarchy.expands(clause):
         if streaming:

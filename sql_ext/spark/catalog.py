@@ -115,6 +115,9 @@ class SparkCatalog:
     def time_zone(self) -> str:
         return self.spark.conf.get("spark.sql.session.timeZone")
 
+    def size_of_null(self) -> bool:
+        return self.spark.conf.get("spark.sql.legacy.sizeOfNull", "true").lower() == "true"
+
     def limits(self) -> Limits:
         values = {}
         for field, key in LIMIT_CONFS.items():

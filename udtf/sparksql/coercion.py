@@ -1028,11 +1028,11 @@ def array_join_sig(f, args, ansi):
 
 def element_at_sig(f, args, ansi):
     """ElementAt(array, index): an integral index other than BIGINT, cast to INT; the element's
-    type.  A map's element_at is not implemented (``NotImplementedError``)."""
+    type.  ElementAt(map, key): ``_map_lookup_sig``."""
     _arity(f, args, 2)
     t = _t(args[0])
     if t.kind is TypeKind.MAP:
-        raise NotImplementedError(f"{f} of {str(t).upper()} is not implemented (only of an ARRAY)")
+        return _map_lookup_sig(f, t, _t(args[1]))
     _array_arg(f, t, "first", '("ARRAY" or "MAP")')
     i = _t(args[1])
     if not i.is_integral or i.kind is TypeKind.BIGINT:
@@ -1051,3 +1051,79 @@ def array_extreme_sig(f, args, ansi):
     if not t.element.is_orderable:
         raise _mismatch("INVALID_ORDERING_TYPE", f"The `{f}` does not support ordering on type {_sql(t.element)}.")
     return Signature((t,), t.element)
+
+
+def _map_lookup_sig(f, m: SqlType, key: SqlType) -> Signature:
+    """ElementAt(map, key): the map's keys and the key cast to their tightest common type
+    (TypeCoercion's findTightestCommonType, in both modes: ``1.0`` against INT keys is
+    MAP_FUNCTION_DIFF_TYPES), which must be orderable; the value's type."""
+    w = _tightest(m.key, key, False)
+    if w is None:
+        raise _mismatch("MAP_FUNCTION_DIFF_TYPES",
+                        f"Input to `{f}` should have been \"MAP\" followed by a value with same key type, but it's "
+                        f"[{_sql(m)}, {_sql(key)}].")
+    if not w.is_orderable:
+        raise _mismatch("INVALID_ORDERING_TYPE", f"The `{f}` does not support ordering on type {_sql(w)}.")
+    _binary_strings(f, w)
+    return Signature((SqlType(TypeKind.MAP, key=w, element=m.element), w), m.element)
+
+
+def _binary_strings(f: str, t: SqlType) -> None:
+    """Refuse (``NotImplementedError``) comparing strings of another collation than UTF8_BINARY:
+    which collation Spark's CollationTypeCoercion gives an array or map function's operands
+    is not replicated."""
+    for inner in t.walk():
+        if inner.is_string and inner.collation and inner.collation.upper() != "UTF8_BINARY":
+            raise NotImplementedError(f"comparing STRING COLLATE {inner.collation} (only UTF8_BINARY)")
+
+
+def _null_typed(f: str) -> SparkAnalysisError:
+    return _mismatch("NULL_TYPE", f"Null typed values cannot be used as arguments of `{f}`.")
+
+
+def array_search_sig(f, args, ansi):
+    """ArrayContains / ArrayPosition(array, value): the elements and the value cast to their
+    wider type without string promotion (ArrayContains: TypeCoercion's
+    findWiderTypeWithoutStringPromotionForTwo, in both modes: INT against ``1.5`` is DECIMAL,
+    against ``'1'`` ARRAY_FUNCTION_DIFF_TYPES) or tightest common type (ArrayPosition:
+    DECIMAL(2,1) against DECIMAL(22,2) is ARRAY_FUNCTION_DIFF_TYPES), which must be orderable;
+    BOOLEAN / BIGINT.  A NULL literal array is NULL_TYPE, and so is a
+    NULL literal value of array_contains (array_position casts it to the element type)."""
+    _arity(f, args, 2)
+    a, v = _t(args[0]), _t(args[1])
+    if a.is_void or v.is_void and f == "array_contains":
+        raise _null_typed(f)
+    if a.kind is not TypeKind.ARRAY:
+        if f == "array_contains":
+            _array_arg(f, a, "first", '"ARRAY"')
+        w = None
+    elif f == "array_contains":
+        w = _wider_two(a.element, v, False, strings=False)
+    else:
+        w = _tightest(a.element, v, False)
+    if w is None:
+        raise _mismatch("ARRAY_FUNCTION_DIFF_TYPES",
+                        f"Input to `{f}` should have been \"ARRAY\" followed by a value with same element type, "
+                        f"but it's [{_sql(a)}, {_sql(v)}].")
+    if not w.is_orderable:
+        raise _mismatch("INVALID_ORDERING_TYPE", f"The `{f}` does not support ordering on type {_sql(w)}.")
+    _binary_strings(f, w)
+    return Signature((SqlType(TypeKind.ARRAY, element=w), w), BOOLEAN if f == "array_contains" else BIGINT)
+
+
+def size_sig(f, args, ansi):
+    """Size / cardinality(array or map): INT (of a NULL literal too)."""
+    _arity(f, args, 1)
+    t = _t(args[0])
+    if not (t.is_void or t.kind in (TypeKind.ARRAY, TypeKind.MAP)):
+        raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The first parameter requires the (\"ARRAY\" or \"MAP\") type, "
+                                                 f"however has the type {_sql(t)}.")
+    return Signature((t,), INT)
+
+
+def array_sig(f, args, ansi):
+    """CreateArray(v, ...): ARRAY of the values' wider common type (findWiderCommonType of the
+    mode: with string promotion, ANSI's or not), VOID of none."""
+    types = [_t(a) for a in args]
+    w = _merge(f, types, ansi) if types else VOID
+    return Signature(tuple(w for _ in types), SqlType(TypeKind.ARRAY, element=w))

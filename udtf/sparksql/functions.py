@@ -209,6 +209,13 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("array_join", T.array_join_sig, B.array_join_fn, raises=_never),
     Function("element_at", T.element_at_sig, B.element_at_fn, nullable=Nullable.ALWAYS),
     Function("try_element_at", T.element_at_sig, B.element_at_fn, nullable=Nullable.ALWAYS),
+    # (``legacy_size``: Size with spark.sql.legacy.sizeOfNull and without ANSI, -1 of NULL;
+    # ``sql_ext.compiler.lower`` picks it for ``size`` from the session's settings)
+    Function("size", T.size_sig, B.size_fn, aliases=("cardinality",), raises=_never),
+    Function("legacy_size", T.size_sig, B.size_fn, order=Order.EAGER, nullable=Nullable.NEVER, raises=_never),
+    _math("array_contains", T.array_search_sig, B.array_search_fn, nullable=Nullable.ALWAYS, raises=_never),
+    _math("array_position", T.array_search_sig, B.array_search_fn, raises=_never),
+    Function("array", T.array_sig, B.array_fn, order=Order.EAGER, nullable=Nullable.NEVER, raises=_never),
     Function("array_max", T.array_extreme_sig, B.array_extreme_fn, nullable=Nullable.ALWAYS, raises=_never),
     Function("array_min", T.array_extreme_sig, B.array_extreme_fn, nullable=Nullable.ALWAYS, raises=_never),
     # dates

@@ -409,6 +409,9 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool, zone: str):
     if dk is TypeKind.ARRAY and sk is TypeKind.ARRAY:
         el = _cast(src.element, dst.element, ansi, zone)
         return _null_safe(lambda v: tuple(None if x is None else el(x) for x in v))
+    if dk is TypeKind.MAP and sk is TypeKind.MAP:  # (entry by entry, in order; equal keys kept)
+        key, el = _cast(src.key, dst.key, ansi, zone), _cast(src.element, dst.element, ansi, zone)
+        return _null_safe(lambda v: tuple((key(x), None if y is None else el(y)) for x, y in v))
     if src.is_interval and dst.is_interval and sk is dk:
         return _identity
     raise NotImplementedError(f"cast {src} to {dst}")
@@ -1332,10 +1335,23 @@ def array_join_fn(f, types, result, ansi, zone):
     return array_join
 
 
+def _map_lookup(key_type: SqlType):
+    """ElementAt of a map: the value of the first key equal to the key (NaN = NaN, -0.0 = 0.0,
+    strings by collation, as Spark's ordering), NULL when none is (in both modes)."""
+    key = group_key(key_type)
+
+    def lookup(m, k):
+        wanted = key(k)
+        return next((v for x, v in m if key(x) == wanted), None)
+    return lookup
+
+
 def element_at_fn(f, types, result, ansi, zone):
     """ElementAt over an array: 1-based, negative from the end; index 0 is Spark's
     INVALID_INDEX_OF_ZERO; out of range NULL, or under ANSI (not try_element_at)
     INVALID_ARRAY_INDEX_IN_ELEMENT_AT."""
+    if types[0].kind is TypeKind.MAP:
+        return _map_lookup(types[1])
     fail = ansi and f == "element_at"
 
     def element_at(arr, i):
@@ -1369,3 +1385,36 @@ def array_extreme_fn(f, types, result, ansi, zone):
                 best = v
         return best
     return extreme
+
+
+def array_search_fn(f, types, result, ansi, zone):
+    """ArrayContains: TRUE if a non-NULL element equals the value (Spark's ordering: NaN = NaN,
+    -0.0 = 0.0, strings by collation, at any depth), else NULL if an element is NULL, else
+    FALSE.  ArrayPosition: the 1-based position of the first such element, else 0."""
+    key = group_key(types[1])
+
+    def contains(arr, value):
+        wanted, nulls = key(value), False
+        for v in arr:
+            if v is None:
+                nulls = True
+            elif key(v) == wanted:
+                return True
+        return None if nulls else False
+
+    def position(arr, value):
+        wanted = key(value)
+        return next((i for i, v in enumerate(arr, 1) if v is not None and key(v) == wanted), 0)
+    return contains if f == "array_contains" else position
+
+
+def size_fn(f, types, result, ansi, zone):
+    """Size of an array or a map: its number of elements (NULLs counted); of NULL, -1 for
+    ``legacy_size`` (spark.sql.legacy.sizeOfNull without ANSI), else NULL."""
+    null = -1 if f == "legacy_size" else None
+    return lambda v: null if v is None else len(v)
+
+
+def array_fn(f, types, result, ansi, zone):
+    """CreateArray: the values (NULLs too) as an array."""
+    return lambda *values: tuple(values)
