@@ -416,9 +416,10 @@ def _version_2_processor():
 
 def test_a_version_2_checkpoint_is_refused(ss, workdir, confs):
     """A checkpoint written by sparkcep before the shards (state versions 1 and 2: one state per
-    key in a ``transformWithStateInPandas`` operator) is refused when the query restarts on it -
-    by Spark, before any row is read, naming the operator the checkpoint holds and the one the
-    query runs (docs/streaming.md, 'Restart and exactly once', says what to do)."""
+    key in a ``transformWithStateInPandas`` operator; here keyed by an INT column, the key type
+    version 3's shards had too) is refused when the query restarts on it: by Spark, before any
+    row is read, naming the two operators; given the checkpoint (``checkpoint=``), by
+    ``stream()`` itself, saying what to do.  A new checkpoint location is no checkpoint yet."""
     from sql_ext.spark.streaming import ROCKSDB
 
     confs(ss, {"spark.sql.streaming.stateStore.providerClass": ROCKSDB})
@@ -426,7 +427,8 @@ def test_a_version_2_checkpoint_is_refused(ss, workdir, confs):
     batches = chunked(events(3), seed=1, batches=3, jitter=2)
     script = write_script(f"{workdir}/script.json", SCHEMA, batches[:2])
     live = scripted(ss, script, "ts", "5 seconds").where(KEEP)
-    old = live.groupBy("k").transformWithStateInPandas(_version_2_processor(), "k STRING", "Append", "EventTime")
+    old = live.selectExpr("CAST(seq AS INT) AS k", "ts").groupBy("k") \
+        .transformWithStateInPandas(_version_2_processor(), "k STRING", "Append", "EventTime")
     run_to_end(old, f"{workdir}/cp")
     write_script(script, SCHEMA, batches)
     live.createOrReplaceTempView("events_live")
@@ -434,6 +436,14 @@ def test_a_version_2_checkpoint_is_refused(ss, workdir, confs):
         run_to_end(sql_ext.stream(ss, sql.format(src="events_live")), f"{workdir}/cp")
     assert "transformWithStateInPandasExec" in str(info.value)
     assert "transformWithStateInPySparkExec" in str(info.value)
+    with pytest.raises(MatchRecognizeError) as info:
+        sql_ext.stream(ss, sql.format(src="events_live"), checkpoint=f"{workdir}/cp")
+    assert info.value.message == (
+        f"the checkpoint {workdir}/cp holds MATCH_RECOGNIZE streaming state of version 1 or 2 (one state per "
+        "PARTITION BY key, in a transformWithStateInPandas operator), written by a sparkcep before the shards; this "
+        "one cannot continue it: finish that query with the sparkcep that wrote it, then start this one with a new "
+        "checkpoint location (docs/streaming.md, 'Restart and exactly once')")
+    assert sql_ext.stream(ss, sql.format(src="events_live"), checkpoint=f"{workdir}/new").isStreaming
 
 
 def _version_3_processor():
