@@ -190,15 +190,10 @@ def test_misuse_is_an_error_at_its_position(case):
 
 
 STREAM_REFUSED = [  # (id, statement, processing time, message, the text at the error position)
-    ("processing time", EXAMPLE_3, True, "LAYER: a statement with LAYERs, PERIOD or the interval functions "
-     "streams in event time only (its items are ordered and windowed by their ORDER BY key, not by their "
-     "arrival)", "LAYER spike"),
     ("PERIOD in processing time", _keyed("ORDER BY ts PERIOD (a_start, ts) PATTERN (A)"), True,
-     "PERIOD: a statement with LAYERs, PERIOD or the interval functions streams in event time only (its items are "
-     "ordered and windowed by their ORDER BY key, not by their arrival)", "PERIOD"),
-    ("an interval function in processing time", _clause("ORDER BY ts MEASURES MATCH_END() AS e PATTERN (A)"), True,
-     "MATCH_END: a statement with LAYERs, PERIOD or the interval functions streams in event time only (its "
-     "items are ordered and windowed by their ORDER BY key, not by their arrival)", "MATCH_END"),
+     "PERIOD: a statement streamed in processing time orders and windows its rows by their arrival (the first "
+     "ORDER BY key), so a row's interval is [arrival, arrival], which a PERIOD of the row's own times cannot be: "
+     "stream it in event time (docs/streaming.md)", "PERIOD"),
     ("timed-out rows", _replace("WITHIN INTERVAL '12' MINUTE", "WITHIN INTERVAL '12' MINUTE WITH TIMEOUT ROWS"),
      False, "WITH TIMEOUT ROWS: a statement with LAYERs has no timed-out rows, in batch or on a stream: its top "
      "reads a layer's events, so its WITHIN is over its members' span, evaluated at each take, with no timer to "

@@ -602,6 +602,51 @@ def test_processing_time_within_times_out_idle_keys_exactly_once(ss, workdir):
     assert min(batch for batch, _ in second) > timeout_batch
 
 
+PROCESSING_TIME_LAYERS = """
+    SELECT k, n, first_seq, s = e AS one_arrival FROM arrivals MATCH_RECOGNIZE (PARTITION BY k ORDER BY arrival, seq
+      LAYER ones AS (MEASURES COUNT(*) AS n, FIRST(A.seq) AS first_seq
+                     PATTERN (A{2,}) WITHIN INTERVAL '2' SECOND DEFINE A AS x = 1)
+      MEASURES O.n AS n, O.first_seq AS first_seq, MATCH_START() AS s, MATCH_END() AS e
+      PATTERN (O) DEFINE O FROM ones) AS m"""
+
+
+def test_processing_time_layers_close_windows_by_the_clock_exactly_once(ss, workdir):
+    """LAYERs in processing time: a layer's WITHIN is measured on the arrival time, as the
+    statement's is.  p's loop ``A{2,}`` is cut by a row arriving with it: its event, matched at
+    once.  q's loop waits with no row to cut it; the wall clock closes the layer's 2 s window in
+    a micro-batch without input rows (the processing-time timer) and the event is matched.  The
+    interval functions read the arrival (a micro-batch's rows arrive together).  The query
+    stops and restarts on its checkpoint: q's next loop is closed by the clock again, and
+    nothing before the restart comes out twice."""
+    schema = "k string, x bigint, seq bigint"
+    first_rows = [["p", 1, 1], ["p", 1, 2], ["p", 0, 3], ["q", 1, 4], ["q", 1, 5]]
+    script = write_script(f"{workdir}/script.json", schema, [first_rows])
+    arriving(ss, script).createOrReplaceTempView("arrivals")
+    query = sql_ext.stream(ss, PROCESSING_TIME_LAYERS, processing_time=True)
+    first, _ = run_until(query, f"{workdir}/cp", lambda got: any(r[0] == "q" for _, r in got))
+    assert sorted(r for _, r in first) == [("p", 2, 1, True), ("q", 2, 4, True)]
+    assert [batch for batch, r in first if r[0] == "p"] == [0]  # (the script's one batch of rows)
+    assert next(batch for batch, r in first if r[0] == "q") > 0
+    write_script(script, schema, [first_rows, [["q", 1, 6], ["q", 1, 7]]])
+    second, _ = run_until(query, f"{workdir}/cp", lambda got: any(r[0] == "q" for _, r in got))
+    assert [r for _, r in second] == [("q", 2, 6, True)]
+    assert min(batch for batch, _ in second) > max(batch for batch, _ in first)
+
+
+def test_processing_time_interval_functions_read_the_arrival(ss, workdir):
+    """Without LAYERs too, in processing time an item's interval is its arrival:
+    MATCH_START() and MATCH_END() are the first and last member's arrival time."""
+    sql = """
+        SELECT k, s = first_arrival AND e = last_arrival AS arrivals FROM arrivals MATCH_RECOGNIZE (
+          PARTITION BY k ORDER BY arrival, seq
+          MEASURES MATCH_START() AS s, MATCH_END() AS e, A.arrival AS first_arrival, B.arrival AS last_arrival
+          PATTERN (A B) DEFINE A AS x = 1, B AS x = 2) AS m"""
+    script = write_script(f"{workdir}/script.json", "k string, x bigint, seq bigint", [[["p", 1, 1], ["p", 2, 2]]])
+    arriving(ss, script).createOrReplaceTempView("arrivals")
+    got, _ = run_until(sql_ext.stream(ss, sql, processing_time=True), f"{workdir}/cp", lambda got: got)
+    assert [r for _, r in got] == [("p", True)]
+
+
 def test_processing_time_orders_by_arrival_first(ss, workdir):
     """The first ORDER BY key is the arrival time: a TIMESTAMP, ascending - refused at it
     otherwise."""

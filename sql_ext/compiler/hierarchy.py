@@ -85,15 +85,14 @@ def expands(clause: MatchRecognizeClause) -> bool:
 
 
 def check_streamed(clause: MatchRecognizeClause, processing_time: bool) -> None:
-    """Refuse, at its line:column, what of ``clause`` (``expands``) does not stream: processing
-    time; with LAYERs, WITH TIMEOUT ROWS (as the batch expansion does) and a layer refining the
-    partition (on a stream the layers run in one pass, in the statement's partition)."""
-    node = clause.layers[0] if clause.layers else clause.period if clause.period is not None else \
-        clause.find(SpanCall)
-    what = "LAYER" if clause.layers else "PERIOD" if clause.period is not None else node.args["kind"]
-    if processing_time:
-        raise error(f"{what}: a statement with LAYERs, PERIOD or the interval functions streams in event time only "
-                    "(its items are ordered and windowed by their ORDER BY key, not by their arrival)", node)
+    """Refuse, at its line:column, what of ``clause`` (``expands``) does not stream: PERIOD in
+    processing time (in processing time an item's interval is its arrival); with LAYERs, WITH
+    TIMEOUT ROWS (as the batch expansion does) and a layer refining the partition (on a stream
+    the layers run in one pass, in the statement's partition)."""
+    if processing_time and clause.period is not None:
+        raise error("PERIOD: a statement streamed in processing time orders and windows its rows by their arrival "
+                    "(the first ORDER BY key), so a row's interval is [arrival, arrival], which a PERIOD of the "
+                    "row's own times cannot be: stream it in event time (docs/streaming.md)", clause.period)
     if not clause.layers:
         return
     if clause.args.get("timeout") is not None:  # (the top reads a layer: its WITHIN is over spans, rule 6)
