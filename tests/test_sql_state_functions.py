@@ -1,6 +1,6 @@
 """LIKE / ILIKE (ESCAPE, NOT), array_join, element_at / try_element_at (of arrays and maps),
-array_max / array_min, size / cardinality, array_contains, array_position and the array(...)
-constructor over match state give what Spark gives for the same values.
+array_max / array_min, size / cardinality, array_contains, array_position, the array(...)
+constructor and [NOT] LIKE / ILIKE ANY / ALL over match state give what Spark gives for the same values.
 
 The engine evaluates them where they read match state (a variable's column, an aggregate such
 as ``array_agg``); each check compares that with Spark's own evaluation of the same expression
@@ -67,6 +67,9 @@ EXPRESSIONS = [
     "element_at($m, $i)", "try_element_at($m, $i)", "element_at($m, 100L)", "element_at($m, $x)",
     "array($i, $x)", "array($i, 1.5)", "array($s, $nr)", "size(array($i, NULL, $x))", "array_contains(array($i, 2), $i)",
     "array_position(array($x, 1.5D, $x), $x)", "element_at(array($s, $p), 2)", "array($ai, array(1))",
+    "$s LIKE ANY ('a%', '%c')", "$s NOT LIKE ANY ('a%', '%c')", "$s LIKE ALL ('a%', '%c')", "$s NOT LIKE ALL ('a%', '_')",
+    "$s ILIKE ANY ('a%', 'σας')", "$s NOT ILIKE ALL ('%B%', '')", "$i LIKE SOME ('1%', '-%')",
+    "element_at($ast, 1) ILIKE ALL ('%', '_')", "$s LIKE ANY ('%\\%%', 'a\\_c')",
 ]
 ROWS = 36
 
@@ -151,7 +154,8 @@ def test_errors_over_match_state_are_sparks(mr_spark, ansi):
              ("element_at($ai, $i)", dict(ai=(1, 2, 3), i=4)), ("element_at($ast, $i)", dict(ast=(), i=-1)),
              ("$s LIKE $p", dict(s="ab", p="a\\b")), ("$s LIKE $p", dict(s="ab", p="a\\")),
              ("$s ILIKE $p ESCAPE '!'", dict(s="ab", p="a!b")), ("$s NOT LIKE $p ESCAPE 'a'", dict(s="a", p="A")),
-             ("$s ILIKE $p ESCAPE 'a'", dict(s="a", p="A"))]
+             ("$s ILIKE $p ESCAPE 'a'", dict(s="a", p="A")), ("$s LIKE ANY ('%', 'a\\\\x')", dict(s="ab")),
+             ("$s NOT ILIKE ALL ('x%', '\\\\')", dict(s="ab"))]
     names = [c.split()[0] for c in COLUMNS.split(", ")]
     seen = set()
     with session_confs(mr_spark, {"spark.sql.ansi.enabled": str(ansi).lower()}):
@@ -251,6 +255,7 @@ def test_like_over_a_navigated_string(mr_spark):
     ("array_position(array_agg(A.v), 1) > 0", "array_position", "DATATYPE_MISMATCH.ARRAY_FUNCTION_DIFF_TYPES"),
     ("array_contains(array_agg(A.m), A.m)", "array_contains", "DATATYPE_MISMATCH.INVALID_ORDERING_TYPE"),
     ("size(A.x) > 0", "size", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("A.v LIKE ANY ('a%', A.v)", "A.v LIKE ANY", "is not supported"),
     ("array_position(array_agg(CAST(A.x AS DECIMAL(2,1))), 99999999999999999999.99) > 0", "array_position",
      "DATATYPE_MISMATCH.ARRAY_FUNCTION_DIFF_TYPES"),
     ("size(array(A.x, A.v = 'a')) > 0", "array(", "DATATYPE_MISMATCH.DATA_DIFF_TYPES"),

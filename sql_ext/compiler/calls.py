@@ -60,10 +60,14 @@ def _negated(node) -> bool:
     return isinstance(like, (exp.Like, exp.ILike)) and bool(like.args.get("negate"))
 
 
+def _quantified(node) -> bool:
+    return isinstance(_unescaped(node).expression, (exp.Any, exp.All))
+
+
 def _not_like(node):
     """``s NOT LIKE p [ESCAPE e]`` (sqlglot: a negated Like, maybe inside an Escape) is Spark's
     ``NOT (s LIKE p [ESCAPE e])``: the operand is that LIKE, without the negation."""
-    if not _negated(node):
+    if not _negated(node) or _quantified(node):
         return None
     inner = node.copy()
     _unescaped(inner).set("negate", None)
@@ -77,6 +81,23 @@ def _like(kind):
         if not isinstance(like, kind) or _negated(node) or isinstance(like.expression, (exp.Any, exp.All)):
             return None
         return [like.this, like.expression] + ([node.expression] if isinstance(node, exp.Escape) else [])
+    return operands
+
+
+def _like_quantified(kind, quantifier, negated: bool):
+    """The operands of ``s [NOT] LIKE ANY / SOME / ALL ('p', ...)`` whose patterns are all string
+    literals: Spark's parser makes those one LikeAny / LikeAll / NotLikeAny / NotLikeAll (every
+    pattern compiled before matching); other patterns are an OR / AND of LIKEs, not mapped."""
+    def operands(node):
+        if type(node) is not kind or bool(node.args.get("negate")) != negated or \
+                not isinstance(node.expression, quantifier):
+            return None
+        inner = node.expression.this
+        patterns = inner.expressions if isinstance(inner, exp.Tuple) else [inner.this] \
+            if isinstance(inner, exp.Paren) else []
+        if not patterns or not all(isinstance(p, exp.Literal) and p.is_string for p in patterns):
+            return None
+        return [node.this, *patterns]
     return operands
 
 
@@ -101,6 +122,10 @@ SHAPED = (
     (exp.Trim, "trim", _trim(None, "BOTH")),
     (exp.Trim, "ltrim", _trim("LEADING")),
     (exp.Trim, "rtrim", _trim("TRAILING")),
+    *((kind, f"{'not_' if negated else ''}{name}_{quantifier.__name__.lower()}",
+       _like_quantified(kind, quantifier, negated))
+      for kind, name in ((exp.Like, "like"), (exp.ILike, "ilike")) for quantifier in (exp.Any, exp.All)
+      for negated in (False, True)),
     ((exp.Like, exp.ILike, exp.Escape), "not", _not_like),
     ((exp.Like, exp.Escape), "like", _like(exp.Like)),
     ((exp.ILike, exp.Escape), "ilike", _like(exp.ILike)),

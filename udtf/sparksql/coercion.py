@@ -1127,3 +1127,15 @@ def array_sig(f, args, ansi):
     types = [_t(a) for a in args]
     w = _merge(f, types, ansi) if types else VOID
     return Signature(tuple(w for _ in types), SqlType(TypeKind.ARRAY, element=w))
+
+
+def like_quantified_sig(f, args, ansi):
+    """``[NOT] LIKE / ILIKE ANY / ALL`` (str, pattern, ...): MultiLikeBase's ImplicitCastInputTypes
+    (an atomic ``str`` cast to STRING); the patterns are string literals (``calls``).  Matching a
+    string of another collation than UTF8_BINARY is refused as LIKE's."""
+    if len(args) < 2:
+        raise SparkAnalysisError("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", f"`{f}` needs a pattern")
+    like_sig("like", args[:2], ansi)
+    for p in args[2:]:
+        like_sig("like", [args[0], p], ansi)
+    return Signature(tuple(STRING for _ in args), BOOLEAN)

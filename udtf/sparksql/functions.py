@@ -205,6 +205,9 @@ FUNCTIONS: tuple[Function, ...] = (
     # (``like(s, p, escape)``: ESCAPE's literal character; NOT LIKE is ``not`` of it)
     _math("like", T.like_sig, B.like_fn),
     _math("ilike", T.like_sig, B.like_fn),
+    # (``s [NOT] LIKE / ILIKE ANY / ALL ('p', ...)``: the string, then the literal patterns)
+    *(_math(f"{n}{like}_{q}", T.like_quantified_sig, B.like_quantified_fn)
+      for n in ("", "not_") for like in ("like", "ilike") for q in ("any", "all")),
     # arrays (an aggregate's array over match state: array_agg / collect_list)
     Function("array_join", T.array_join_sig, B.array_join_fn, raises=_never),
     Function("element_at", T.element_at_sig, B.element_at_fn, nullable=Nullable.ALWAYS),

@@ -1418,3 +1418,20 @@ def size_fn(f, types, result, ansi, zone):
 def array_fn(f, types, result, ansi, zone):
     """CreateArray: the values (NULLs too) as an array."""
     return lambda *values: tuple(values)
+
+
+def like_quantified_fn(f, types, result, ansi, zone):
+    """Spark's LikeAny / LikeAll / NotLikeAny / NotLikeAll (ILIKE: of ``lower(str)`` and the
+    lower-cased patterns) over a string and literal (non-NULL) patterns: every pattern compiled
+    first (an invalid one raises whatever the others give), then ANY: whether one matches (NOT:
+    one does not), ALL: whether each does (NOT: none does)."""
+    lower = string_fn("lower", types[:1], types[0], ansi, zone) if "ilike" in f else None
+    negated, every = f.startswith("not_"), f.endswith("_all")
+
+    def quantified(s, *patterns):
+        if lower is not None:
+            s, patterns = lower(s), [lower(p) for p in patterns]
+        compiled = [like_regex(p, "\\") for p in patterns]
+        hits = [(r.fullmatch(s) is not None) != negated for r in compiled]
+        return all(hits) if every else any(hits)
+    return quantified
