@@ -1,6 +1,7 @@
 """Aggregates over expressions (Spark computes the argument as a column), with FILTER and
-with DISTINCT, and MIN / MAX of STRING, DECIMAL, BINARY and BOOLEAN columns (ranked), which the
-emitter computes for all the matches of a flush at once (``udtf.emit_folds``), give the rows
+with DISTINCT, MIN / MAX of STRING, DECIMAL, BINARY and BOOLEAN columns (ranked) and SUM / AVG
+of DECIMAL ones (unscaled int64s), which the emitter computes for all the matches of a flush
+at once (``udtf.emit_folds``), give the rows
 the per-match row fold gives: SQL in, the engine's rows out (``test_emit_picks._engine``), over
 clean columns (every such measure vectorized) and over NULLs (vectorized where the expression
 is NULL with them) and NaN (the row fold decides), RUNNING in ALL ROWS, empty matches, -0.0.
@@ -24,7 +25,8 @@ MEASURES = """SUM(A.x * A.i) AS m0, AVG(A.d - A.x) AS m1, MIN(A.d * 2.0D) AS m2,
     MAX_BY(i, x) FILTER (WHERE d < 1) AS m10, STDDEV(A.d + A.x) AS m11, BOOL_OR(x > 1) FILTER (WHERE i > 10) AS m12,
     COUNT(A.d * A.x) AS m13, SUM(DISTINCT A.x - A.i) FILTER (WHERE A.d <> 0) AS m14, COUNT_IF(d > x) AS m15,
     AVG(A.d) FILTER (WHERE A.x < 2) AS m16, MIN(A.s) AS m17, MAX(s) AS m18, MIN(m) AS m19,
-    MAX(A.m) FILTER (WHERE A.x > 0) AS m20, MAX(A.b) AS m21, MIN(e) AS m22"""
+    MAX(A.m) FILTER (WHERE A.x > 0) AS m20, MAX(A.b) AS m21, MIN(e) AS m22, SUM(A.m) AS m23,
+    AVG(A.m) FILTER (WHERE A.x > 0) AS m24, SUM(DISTINCT m) AS m25"""
 KINDS = "p INT, i INT, x BIGINT, d DOUBLE, e BOOLEAN, s STRING, m DECIMAL(10,2), b BINARY"
 
 

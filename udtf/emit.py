@@ -450,6 +450,8 @@ def _spread(size: int, at: np.ndarray, values: np.ndarray, fill) -> np.ndarray:
 
 def _appended(values: np.ndarray, valid: np.ndarray, value) -> tuple:
     """(values, valid) with ``value`` after them (None: not valid)."""
+    if isinstance(values, pa.Array):  # (an aggregate's Arrow array)
+        return pa.concat_arrays([values, pa.array([value], values.type)]), np.append(valid, value is not None)
     if value is None:
         return np.append(values, np.zeros(1, dtype=values.dtype)), np.append(valid, False)
     out = np.empty(len(values) + 1, dtype=object)

@@ -21,6 +21,7 @@ Integral sums are exact in int64: wrapping is two's complement as Spark's withou
 under ANSI a sum that could leave int64 is left to the row fold (which raises).  Floating
 sums and averages are folded row by row in match order (one numpy step per row position over
 all the matches, ``_sequential``): the same operations in the same order as the Spark fold.
+SUM / AVG of DECIMAL values fitting int64 unscaled are exact int64 sums (``_decimal``).
 MIN / MAX and MAX_BY / MIN_BY keep one row of those read, the first extreme (MIN / MAX: NaN
 above every other double, ties keeping the earlier value) or the latest (MAX_BY / MIN_BY, the
 fold replacing its pick on a tie): as the sums where every match is short, and by a
@@ -30,6 +31,7 @@ over all the rows (``_scanned``) where one is longer than ``LONGEST``.
 from __future__ import annotations
 
 import operator
+from decimal import Decimal
 from typing import NamedTuple
 
 import numpy as np
@@ -132,6 +134,10 @@ class VectorFold(NamedTuple):
                 return VectorFold(form, agg.vars, columns, dtype, argument, record.name, keep, distinct)
         elif extreme and target is source and source in _INSTANTS:
             dtype = np.int64
+        elif form in ("add", "mean") and target is source is TypeKind.DECIMAL and argument is None and \
+                readers[0][1] is None and SqlType.parse(arg.type) == fold.arg_types[0]:
+            return VectorFold(form, agg.vars, columns, Decimal, convert=(fold.arg_types[0], fold.result_type),
+                              keep=keep, distinct=distinct)
         elif extreme and target is source and source in _RANKED and argument is None and readers[0][1] is None and \
                 (source is not TypeKind.STRING or collation.binary(SqlType.parse(arg.type).collation)):
             dtype = object
@@ -167,7 +173,12 @@ class VectorFold(NamedTuple):
             hit = hit & keep.values if keep.valid is None else hit & keep.values & keep.valid
         if self.form in _PICKED:
             return self._picked(s, hit, running, columns)
-        for name in self.columns:
+        if self.dtype is Decimal:  # (the rows read alone are converted)
+            found = _unscaled(s, self.columns[0], self.convert[0], columns, hit)
+            if found is None:
+                return None
+            values, hit = found
+        for name in self.columns if self.dtype is not Decimal else ():
             hit = hit & _read(s, name, None, columns)[1]
         if self.form in _BOOLEAN.values():
             return self._boolean(s, hit, running, columns)
@@ -178,7 +189,7 @@ class VectorFold(NamedTuple):
             values = vec.values if self.form == "count" else vec.values.astype(self.dtype)
             if vec.valid is not None:  # (NULL is not read)
                 hit = hit & vec.valid
-        elif self.dtype is not object and (self.form != "count" or self.distinct):
+        elif self.dtype is not object and self.dtype is not Decimal and (self.form != "count" or self.distinct):
             values = _read(s, self.columns[0], self.dtype, columns)[0]
         if self.distinct:
             if values.dtype == np.float64:  # (as Spark groups them, and the fold reads them: -0.0 as 0.0)
@@ -189,6 +200,8 @@ class VectorFold(NamedTuple):
             return seen, np.ones(len(seen), dtype=bool)
         lengths = np.diff(s.bounds)
         longest = int(lengths.max()) if len(lengths) else 0
+        if self.dtype is Decimal:
+            return _decimal(self.form, np.where(hit, values, 0), seen, s, running, longest, *self.convert)
         if self.form == "add" and self.dtype is np.int64:
             if ansi and len(values) and float(np.abs(values.astype(np.float64)).max()) * longest >= 2.0 ** 62:
                 return None  # (it may overflow: the row fold raises where it does)
@@ -353,6 +366,54 @@ def _read(s, name: str, dtype, columns: dict):
     if (key, dtype) not in s.memo:
         s.memo[key, dtype] = np.array(picked, dtype=dtype).reshape(-1)
     return s.memo[key, dtype], present
+
+
+def _unscaled(s, name: str, type_: SqlType, columns: dict, hit: np.ndarray):
+    """(values, read) of the DECIMAL column ``name`` (of ``type_``) at the matched rows of
+    ``s``: its unscaled int64s where ``hit`` (0 elsewhere), and ``hit`` where it is not NULL;
+    None where one does not fit in int64."""
+    at = np.flatnonzero(hit)
+    if not len(at):
+        return np.zeros(len(hit), dtype=np.int64), hit
+    array = pa.array(gather(columns[name], s.rows[at]), arrow_type(type_))
+    words = np.frombuffer(array.buffers()[1], dtype=np.int64).reshape(-1, 2)[array.offset:array.offset + len(at)]
+    low, high = words[:, 0], words[:, 1]  # (little-endian two's complement: high repeats low's sign)
+    if array.null_count:
+        present = array.is_valid().to_numpy(zero_copy_only=False)
+        low, high, hit = np.where(present, low, 0), np.where(present, high, 0), hit.copy()
+        hit[at[~present]] = False
+    if not (high == low >> 63).all():
+        return None
+    values = np.zeros(len(hit), dtype=np.int64)
+    values[at] = low
+    return values, hit
+
+
+def _decimal(form: str, values: np.ndarray, seen: np.ndarray, s, running: bool, longest: int, arg: SqlType,
+             result: SqlType):
+    """(values, valid) of SUM / AVG (``form`` add / mean) of DECIMAL values of type ``arg``
+    (``values``: unscaled int64s, 0 at a row not read; ``seen``: the rows read) as the fold
+    computes them, as an Arrow array of the ``result`` type: the exact sum, and the average,
+    that sum divided by the count rounded half away from zero to the result's scale (the
+    fold's 38-digit quotient rounds first, at a digit that cannot change this rounding for a
+    count below 10**14); None where a sum could leave 2**62 (the row fold decides).  Every
+    result fits its type: a sum of fewer than 10**10 values below 10**p has p + 10 digits,
+    an average is at most the largest value, and a result of 38 digits holds any int64
+    (Spark's NULL or ANSI error for a result out of range needs values past int64)."""
+    if len(values) and float(np.abs(values.astype(np.float64)).max()) * longest >= 2.0 ** 62:
+        return None
+    total = _segmented(values, s, running)
+    if form == "mean":
+        shift, count = 10 ** (result.scale - arg.scale), np.maximum(seen, 1)
+        whole, part = np.divmod(np.abs(total), count)
+        if len(whole) and int(whole.max()) >= (1 << 62) // shift:
+            return None
+        quotient, rest = np.divmod(part * shift, count)
+        quotient += whole * shift + (2 * rest >= count)
+        total = np.where(total < 0, -quotient, quotient)
+    words = np.stack([total, total >> 63], axis=1)
+    out = pa.Array.from_buffers(arrow_type(result), len(total), [None, pa.py_buffer(words.tobytes())])
+    return out, seen > 0
 
 
 def _ranks(keys, present: np.ndarray) -> np.ndarray:

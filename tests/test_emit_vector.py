@@ -1,0 +1,82 @@
+"""The emitter's vector forms (``udtf.emit_folds``) against its per-match row fold, engine
+level, on plain Python columns: random matches (empty, excluded, unmatched, timed-out rows;
+some longer than ``emit_folds.LONGEST``), every atom computed both ways, RUNNING and FINAL,
+ANSI on and off; the same values (or the same error) both ways, and the vector form taken
+wherever the values let it."""
+import random
+from decimal import Decimal
+
+import pytest
+
+import udtf.emit
+from test_emit import NAMES, emitted, random_matches, same
+from udtf.emit import Emitter
+from udtf.expr import Agg, Call, Col, Lit
+from udtf.plan import Atom, RowsMode
+
+DECIMALS = {"m": (10, 2), "w": (23, 2), "z": (38, 0)}  # column -> (precision, scale)
+
+
+def _decimal_values(rng, size: int) -> dict:
+    """Columns m DECIMAL(10,2), w DECIMAL(23,2) (in some cases near int64's end unscaled, or
+    past it), z DECIMAL(38,0) (in those, near its limit: a sum overflows), i INT; NULLs in some."""
+    nulls = rng.random() < 0.5
+    pick = lambda choices: [None if nulls and rng.random() < 0.15 else rng.choice(choices) for _ in range(size)]
+    wide = rng.choice(["", "", "", "int64", "past"])  # (unscaled w near int64's end; past it, and z's sums too)
+    return {"m": pick([Decimal("1.25"), Decimal("-0.50"), Decimal("0.00"), Decimal("12.10"), Decimal("-99999999.99"),
+                       Decimal("0.01"), Decimal("-0.01"), Decimal("3.33")]),
+            "w": pick([Decimal("0.25"), Decimal("-7.75"), Decimal("100000.00")] +
+                      {"": [], "int64": [Decimal("12345678901234.56"), Decimal("-12345678901234.56")],
+                       "past": [Decimal("99999999999999999999.99"), Decimal("-92233720368547758.08")]}[wide]),
+            "z": pick([Decimal(10 ** 37), Decimal(-(10 ** 37)), Decimal(7)] if wide == "past" else
+                      [Decimal(7), Decimal(-3)]),
+            "i": pick([0, 1, 2])}
+
+
+def _decimal_atoms(rng) -> list:
+    atoms = []
+    for _ in range(rng.randint(1, 5)):
+        vars_ = rng.choice([None, (0,), (1,), (0, 2)])
+        column = rng.choice(list(DECIMALS))
+        p, s = DECIMALS[column]
+        fn = rng.choice(["sum", "avg"])
+        result = f"decimal({min(38, p + 10)},{s})" if fn == "sum" else f"decimal({min(38, p + 4)},{min(38, s + 4)})"
+        keep = Call("<", (Col("i", "int"), Lit(2, "int")), ("int", "int"), "boolean") if rng.random() < 0.3 else None
+        atoms.append(Atom(Agg(fn, vars_, (Col(column, f"decimal({p},{s})"),), (f"decimal({p},{s})",),
+                              rng.random() < 0.2, keep, result), rng.random() < 0.5))
+    return atoms
+
+
+def _both(atoms, mode, values, size, matches, ansi, monkeypatch):
+    """(the emitter's output as it runs, the same with every aggregate by its row fold, how
+    many aggregates the first left to the row fold)."""
+    folded = []
+    fold = udtf.emit.Emitter._folded
+    with monkeypatch.context() as m:
+        m.setattr(udtf.emit.Emitter, "_folded", lambda self, s, expr, running: folded.append(expr) or
+                  fold(self, s, expr, running))
+        vector = emitted(Emitter(atoms, mode, NAMES, values, lambda: size, ansi), matches)
+    with monkeypatch.context() as m:
+        m.setattr(udtf.emit.VectorFold, "of", staticmethod(lambda agg, fold: None))
+        per_match = emitted(Emitter(atoms, mode, NAMES, values, lambda: size, ansi), matches)
+    return vector, per_match, len(folded)
+
+
+@pytest.mark.parametrize("mode", list(RowsMode)[:4])
+def test_decimal_sums_and_averages_are_the_row_folds(mode, monkeypatch):
+    """SUM / AVG of DECIMAL columns (DISTINCT, FILTER, NULLs): the exact sum, the average
+    rounded half away from zero to its scale, NULL or the ANSI error where a result leaves its
+    precision (the row fold decides there)."""
+    rng = random.Random(11)
+    vectorized = 0
+    for case in range(150):
+        long = rng.random() < 0.05
+        size = 700 if long else rng.randint(1, 40)
+        values, atoms, ansi = _decimal_values(rng, size), _decimal_atoms(rng), rng.random() < 0.5
+        matches = random_matches(rng, size, mode is RowsMode.ALL_WITH_UNMATCHED, long)
+        vector, per_match, folded = _both(atoms, mode, values, size, matches, ansi, monkeypatch)
+        assert same(vector, per_match), (case, atoms, matches, values)
+        vectorized += folded < len(atoms)
+        if all(a.expr.args[0].name == "m" for a in atoms):  # (every sum fits int64 unscaled)
+            assert folded == 0, (case, atoms)
+    assert vectorized > 100
