@@ -1,11 +1,12 @@
-"""The emitter alone over long matches: MIN / MAX / MAX_BY measures over matches longer than
-``udtf.emit_folds.LONGEST``, CPU seconds, best of 3.
+"""The emitter alone over long matches: MIN / MAX / MAX_BY measures (``--sums``: SUM / AVG of
+doubles) over matches longer than ``udtf.emit_folds.LONGEST``, CPU seconds, best of 3.
 
-    PYTHONPATH=. .venv/bin/python bench/emit_long.py [--rows 200000]
+    PYTHONPATH=. .venv/bin/python bench/emit_long.py [--rows 200000] [--sums]
 
 Matches of 300-1,500 consecutive rows (two variables alternating), ``MAX(x)``, ``MIN(A.d)``,
-``MAX_BY(x, d)`` (``x`` BIGINT, ``d`` DOUBLE), ONE ROW PER MATCH (FINAL) and ALL ROWS PER
-MATCH (RUNNING).  Run it in two checkouts to compare them (the same seed: the same input).
+``MAX_BY(x, d)`` (``x`` BIGINT, ``d`` DOUBLE), or ``SUM(d)``, ``AVG(A.d)``, ONE ROW PER MATCH
+(FINAL) and ALL ROWS PER MATCH (RUNNING).  Run it in two checkouts to compare them (the same
+seed: the same input).
 """
 from __future__ import annotations
 
@@ -22,12 +23,17 @@ from udtf.rows import Match, MatchKind
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
-    n = parser.parse_args().rows
+    parser.add_argument("--sums", action="store_true", help="SUM(d), AVG(A.d) instead")
+    args = parser.parse_args()
+    n = args.rows
     rng = random.Random(1)
     values = {"x": [rng.randint(-10 ** 6, 10 ** 6) for _ in range(n)], "d": [rng.random() for _ in range(n)]}
     aggs = [Agg("max", None, (Col("x", "bigint"),), ("bigint",), False, None, "bigint"),
             Agg("min", (0,), (Col("d", "double"),), ("double",), False, None, "double"),
             Agg("max_by", None, (Col("x", "bigint"), Col("d", "double")), ("bigint", "double"), False, None, "bigint")]
+    if args.sums:
+        aggs = [Agg("sum", None, (Col("d", "double"),), ("double",), False, None, "double"),
+                Agg("avg", (0,), (Col("d", "double"),), ("double",), False, None, "double")]
     matches, start = [], 0
     while start < n:
         length = min(rng.randint(300, 1500), n - start)

@@ -3,12 +3,14 @@ level, on plain Python columns: random matches (empty, excluded, unmatched, time
 some longer than ``emit_folds.LONGEST``), every atom computed both ways, RUNNING and FINAL,
 ANSI on and off; the same values (or the same error) both ways, and the vector form taken
 wherever the values let it."""
+import math
 import random
 from decimal import Decimal
 
 import pytest
 
 import udtf.emit
+import udtf.emit_folds
 from test_emit import NAMES, emitted, random_matches, same
 from udtf.emit import Emitter
 from udtf.expr import Agg, Call, Col, Lit
@@ -80,3 +82,36 @@ def test_decimal_sums_and_averages_are_the_row_folds(mode, monkeypatch):
         if all(a.expr.args[0].name == "m" for a in atoms):  # (every sum fits int64 unscaled)
             assert folded == 0, (case, atoms)
     assert vectorized > 100
+
+
+def _double_atoms(rng) -> list:
+    atoms = []
+    for _ in range(rng.randint(1, 4)):
+        vars_ = rng.choice([None, (0,), (1,), (0, 2)])
+        fn = rng.choice(["sum", "avg"])
+        keep = Call("<", (Col("i", "int"), Lit(2, "int")), ("int", "int"), "boolean") if rng.random() < 0.3 else None
+        atoms.append(Atom(Agg(fn, vars_, (Col("d", "double"),), ("double",), rng.random() < 0.2, keep, "double"),
+                          rng.random() < 0.5))
+    return atoms
+
+
+@pytest.mark.parametrize("mode", list(RowsMode)[:4])
+def test_floating_sums_over_long_matches_add_in_the_folds_order(mode, monkeypatch):
+    """SUM / AVG of doubles over matches longer than ``emit_folds.LONGEST`` beside short ones
+    (DISTINCT, FILTER, NULLs, NaN, infinities, -0.0, magnitudes whose sums depend on the order
+    of the additions): bit for bit the row fold's, and no aggregate left to it."""
+    rng = random.Random(12)
+    for case in range(40):
+        size = rng.randint(300, 1500)
+        scale = rng.choice([[1e16, -1e16, 1.0, 0.1, 0.2, 0.3, -2.5, 3.7e12, -0.0],
+                            [1e308, -1e308, math.inf, math.nan, 1.5, -0.0], [0.1, 0.7, 1e-300]])
+        nulls = rng.random() < 0.5
+        values = {"d": [None if nulls and rng.random() < 0.1 else rng.choice(scale) * rng.random() for _ in range(size)],
+                  "i": [rng.randint(0, 2) for _ in range(size)]}
+        atoms, ansi = _double_atoms(rng), rng.random() < 0.5
+        matches = []
+        while not any(len(m.rows) > udtf.emit_folds.LONGEST for m in matches):
+            matches = random_matches(rng, size, mode is RowsMode.ALL_WITH_UNMATCHED, True)
+        vector, per_match, folded = _both(atoms, mode, values, size, matches, ansi, monkeypatch)
+        assert same(vector, per_match), (case, atoms)
+        assert folded == 0, (case, atoms)

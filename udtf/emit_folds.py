@@ -20,8 +20,9 @@ values compared as the fold groups them (NaN one value, -0.0 read as 0.0).
 Integral sums are exact in int64: wrapping is two's complement as Spark's without ANSI, and
 under ANSI a sum that could leave int64 is left to the row fold (which raises).  Floating
 sums and averages are folded row by row in match order (one numpy step per row position over
-all the matches, ``_sequential``): the same operations in the same order as the Spark fold.
-SUM / AVG of DECIMAL values fitting int64 unscaled are exact int64 sums (``_decimal``).
+all the matches, ``_sequential``; a match longer than ``LONGEST`` by one sequential
+``np.add.accumulate``): the same operations in the same order as the Spark fold.  SUM / AVG
+of DECIMAL values fitting int64 unscaled are exact int64 sums (``_decimal``).
 MIN / MAX and MAX_BY / MIN_BY keep one row of those read, the first extreme (MIN / MAX: NaN
 above every other double, ties keeping the earlier value) or the latest (MAX_BY / MIN_BY, the
 fold replacing its pick on a tie): as the sums where every match is short, and by a
@@ -44,7 +45,8 @@ from .sparksql.aggregates import Fold
 from .sparksql.functions import lookup
 from .sparksql.types import INTEGRAL_RANGE, TypeKind, SqlType, arrow_type, to_arrow
 
-LONGEST = 256  # past this many rows in a match: floating sums and moments go to the row fold, extremes to the scan
+LONGEST = 256  # past this many rows in a match: moments go to the row fold, extremes to the scan, floating sums
+# to np.add.accumulate
 _INTEGRAL = frozenset(INTEGRAL_RANGE)
 _FLOATING = frozenset((TypeKind.FLOAT, TypeKind.DOUBLE))
 _INSTANTS = frozenset((TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_NTZ))
@@ -220,15 +222,15 @@ class VectorFold(NamedTuple):
                 return values[np.maximum(pick, 0)], pick >= 0
             step = lambda state, had, x, read: np.where(read & (~had | better(x, state)), x, state)
             return _sequential(values, hit, s, running, step, 0), seen > 0
-        if longest > LONGEST:
-            return None
         if self.form == "moments":
+            if longest > LONGEST:
+                return None
             order = _MOMENTS[self.convert]
             with np.errstate(all="ignore"):  # (a row not read computes what is not kept)
                 state = _sequential(values, hit, s, running, _welford(order), np.zeros(order + 1))
                 return _statistic(self.convert, state, ansi)
         if self.form in ("add", "mean"):  # 0.0 + x1 + x2 ...: adding 0.0 for a row not read keeps the sum
-            total = _sequential(np.where(hit, values, 0.0), hit, s, running, _add, 0.0)
+            total = _summed(np.where(hit, values, 0.0), hit, s, running)
             if self.form == "add":
                 return total, seen > 0
             return total / np.maximum(seen, 1), seen > 0
@@ -435,10 +437,30 @@ def _segmented(values: np.ndarray, s, running: bool) -> np.ndarray:
     return total[s.bounds[1:]] - total[s.bounds[:-1]]
 
 
-def _sequential(values: np.ndarray, read: np.ndarray, s, running: bool, step, start) -> np.ndarray:
-    """``state = step(state, had, x, read)`` over the rows of each match in order (``had``: a
-    row was read before), from ``start``: the state after each row (``running``) or per match."""
+def _summed(values: np.ndarray, read: np.ndarray, s, running: bool) -> np.ndarray:
+    """The sums 0.0 + x1 + x2 ... of doubles ``values`` per match (``running``: after each of
+    its rows), added in row order as the fold adds them: a numpy step per row position over
+    the matches of up to ``LONGEST`` rows (``_sequential``), one ``np.add.accumulate`` per
+    longer match (which adds in order, where ``np.sum`` adds pairwise)."""
     lengths = np.diff(s.bounds)
+    long = lengths > LONGEST
+    with np.errstate(all="ignore"):  # (overflowing to infinity, inf - inf: the fold's values too)
+        total = _sequential(values, read, s, running, _add, 0.0, np.where(long, 0, lengths))
+        for k in np.flatnonzero(long).tolist():
+            lo, hi = int(s.bounds[k]), int(s.bounds[k + 1])
+            sums = np.add.accumulate(np.concatenate(([0.0], values[lo:hi])))
+            if running:
+                total[lo:hi] = sums[1:]
+            else:
+                total[k] = sums[-1]
+    return total
+
+
+def _sequential(values: np.ndarray, read: np.ndarray, s, running: bool, step, start, lengths=None) -> np.ndarray:
+    """``state = step(state, had, x, read)`` over the rows of each match in order (``had``: a
+    row was read before), from ``start``: the state after each row (``running``) or per match;
+    over the first ``lengths`` rows of each match (None: all; a row past them stays unset)."""
+    lengths = np.diff(s.bounds) if lengths is None else lengths
     state = np.empty((len(lengths), *np.shape(start)), dtype=values.dtype)  # (a state may be a row of values)
     state[...] = start
     had = np.zeros(len(lengths), dtype=bool)
