@@ -69,7 +69,8 @@ EXPRESSIONS = [
     "array_position(array($x, 1.5D, $x), $x)", "element_at(array($s, $p), 2)", "array($ai, array(1))",
     "$s LIKE ANY ('a%', '%c')", "$s NOT LIKE ANY ('a%', '%c')", "$s LIKE ALL ('a%', '%c')", "$s NOT LIKE ALL ('a%', '_')",
     "$s ILIKE ANY ('a%', 'σας')", "$s NOT ILIKE ALL ('%B%', '')", "$i LIKE SOME ('1%', '-%')",
-    "element_at($ast, 1) ILIKE ALL ('%', '_')", "$s LIKE ANY ('%\\%%', 'a\\_c')",
+    "element_at($ast, 1) ILIKE ALL ('%', '_')", "array_contains(array($i + 16777216), CAST(16777216 AS FLOAT))",
+    "array_position(array(CAST($i AS BIGINT) + 16777216), CAST(16777216 AS FLOAT))", "$s LIKE ANY ('%\\%%', 'a\\_c')",
 ]
 ROWS = 36
 
