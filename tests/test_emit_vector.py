@@ -115,3 +115,29 @@ def test_floating_sums_over_long_matches_add_in_the_folds_order(mode, monkeypatc
         vector, per_match, folded = _both(atoms, mode, values, size, matches, ansi, monkeypatch)
         assert same(vector, per_match), (case, atoms)
         assert folded == 0, (case, atoms)
+
+
+@pytest.mark.parametrize("mode", [RowsMode.ONE, RowsMode.ALL_SHOW])
+def test_an_ansi_integral_sum_near_int64s_end_is_the_row_folds(mode, monkeypatch):
+    """SUM of BIGINTs near 2**62 (and near int64's ends) under ANSI: where no match's sum up to
+    a row leaves int64 the vector form (none left to the row fold), else the row fold's
+    ARITHMETIC_OVERFLOW; without ANSI the wrapped sums."""
+    rng = random.Random(13)
+    overflowed = 0
+    for case in range(60):
+        size = rng.randint(1, 60)
+        big = rng.choice([[2 ** 62, -(2 ** 62), 3], [2 ** 63 - 1, -(2 ** 63), 1, -1], [2 ** 61, 2 ** 61 + 7, -5]])
+        values = {"x": [None if rng.random() < 0.1 else rng.choice(big) for _ in range(size)],
+                  "i": [rng.randint(0, 2) for _ in range(size)]}
+        atoms = [Atom(Agg("sum", rng.choice([None, (0,), (1, 2)]), (Col("x", "bigint"),), ("bigint",),
+                          rng.random() < 0.2, None, "bigint"), rng.random() < 0.5) for _ in range(rng.randint(1, 3))]
+        ansi = rng.random() < 0.7
+        matches = random_matches(rng, size, False)
+        vector, per_match, folded = _both(atoms, mode, values, size, matches, ansi, monkeypatch)
+        assert same(vector, per_match), (case, atoms, matches, values)
+        if isinstance(vector, str):
+            assert "ARITHMETIC_OVERFLOW" in vector
+            overflowed += 1
+        else:
+            assert folded == 0, (case, atoms)
+    assert 5 < overflowed < 50

@@ -18,7 +18,8 @@ DISTINCT (COUNT, SUM, AVG of numbers) reads a value at its first row in the matc
 values compared as the fold groups them (NaN one value, -0.0 read as 0.0).
 
 Integral sums are exact in int64: wrapping is two's complement as Spark's without ANSI, and
-under ANSI a sum that could leave int64 is left to the row fold (which raises).  Floating
+under ANSI a flush where a match's sum up to a row leaves int64 (``_leaves_int64``, exact) is
+left to the row fold (which raises).  Floating
 sums and averages are folded row by row in match order (one numpy step per row position over
 all the matches, ``_sequential``; a match longer than ``LONGEST`` by one sequential
 ``np.add.accumulate``): the same operations in the same order as the Spark fold.  SUM / AVG
@@ -205,9 +206,11 @@ class VectorFold(NamedTuple):
         if self.dtype is Decimal:
             return _decimal(self.form, np.where(hit, values, 0), seen, s, running, longest, *self.convert)
         if self.form == "add" and self.dtype is np.int64:
-            if ansi and len(values) and float(np.abs(values.astype(np.float64)).max()) * longest >= 2.0 ** 62:
-                return None  # (it may overflow: the row fold raises where it does)
-            return _segmented(np.where(hit, values, 0), s, running), seen > 0
+            values = np.where(hit, values, 0)
+            if ansi and len(values) and float(np.abs(values.astype(np.float64)).max()) * longest >= 2.0 ** 62 and \
+                    _leaves_int64(values, s):
+                return None  # (the row fold raises where it does)
+            return _segmented(values, s, running), seen > 0
         if self.form in ("minimum", "maximum") and self.dtype is object:  # (ranked: the row of the first extreme)
             order = _ranks(*_read(s, self.columns[0], None, columns))
             better = np.greater if self.form == "maximum" else np.less
@@ -427,6 +430,17 @@ def _ranks(keys, present: np.ndarray) -> np.ndarray:
         if not present.all() and present.any():
             keys[~present] = keys[int(present.argmax())]
     return np.unique(keys, return_inverse=True)[1].reshape(-1) if len(keys) else np.zeros(0, dtype=np.int64)
+
+
+def _leaves_int64(values: np.ndarray, s) -> bool:
+    """Does a sum of int64 ``values`` over the rows of a match up to one of them leave int64?
+    Exact: the values' high and low 32-bit halves summed apart (no int64 sum of either
+    overflows below 2**31 rows), then carried."""
+    high, low = values >> 32, values & 0xFFFFFFFF
+    starts = s.bounds[:-1][s.owner]
+    high_sums, low_sums = (np.cumsum(half) - np.append(0, np.cumsum(half))[starts] for half in (high, low))
+    carried = high_sums + (low_sums >> 32)
+    return bool(((carried < -(1 << 31)) | (carried >= 1 << 31)).any())
 
 
 def _segmented(values: np.ndarray, s, running: bool) -> np.ndarray:
