@@ -201,3 +201,20 @@ def test_collation_strength_of_casts_and_aggregates_over_match_state(mr_spark):
     for refused in ("CAST(A.s AS STRING) = B.s", "max(A.b) = B.s"):
         e = analysis_error(mr_spark, sql.format(refused))
         assert "INDETERMINATE_COLLATION" in str(e) and (e.line, e.column) == at(sql.format(refused), refused)
+
+
+@pytest.mark.parametrize("key", ["TIMESTAMP'0001-01-01 00:00:00'", "TIMESTAMP'9999-12-31 23:59:59.999999'",
+                                 "DATE'2024-01-01'", "named_struct('a', 1, 'b', 'x')"])
+def test_partition_keys_of_any_value_with_and_without_layers(la_session, key):
+    # the key is compared and reported as an Arrow value: a TIMESTAMP of year 1 or 9999 is no
+    # Python datetime in Los Angeles (the worker failed), a DATE or STRUCT key of a LAYER's
+    # events was a Python date / dict where the engine holds days / tuples (the worker failed)
+    data = f"SELECT {key} AS k, o, IF(o % 3 = 0, 'x', 'y') AS kind FROM range(1, 9) AS r(o)"
+    judge = rows(la_session, f"SELECT CAST(k AS STRING) FROM ({data}) LIMIT 1")[0][0]
+    plain = f"""SELECT CAST(k AS STRING), n FROM ({data}) MATCH_RECOGNIZE (PARTITION BY k ORDER BY o
+        MEASURES COUNT(*) AS n PATTERN (A+) DEFINE A AS true) m"""
+    assert rows(la_session, plain) == [(judge, 8)]
+    layered = f"""SELECT CAST(k AS STRING), n, xo FROM ({data}) MATCH_RECOGNIZE (PARTITION BY k ORDER BY o
+        LAYER ys AS (MEASURES COUNT(*) AS n PATTERN (Y+) DEFINE Y AS kind = 'y')
+        MEASURES S.n AS n, X.o AS xo PATTERN (S X) DEFINE S FROM ys, X AS kind = 'x') AS m"""
+    assert sorted(rows(la_session, layered)) == [(judge, 2, 3), (judge, 2, 6)]

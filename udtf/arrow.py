@@ -40,6 +40,14 @@ def arrow_groups(t: SqlType) -> bool:
         (t.kind is TypeKind.STRING and not t.collation)
 
 
+def shown(column: pa.Array) -> str:
+    """The first value of ``column`` as an error message shows it (a temporal one as Arrow
+    prints it: as_py() cannot make every Spark value a datetime)."""
+    if pa.types.is_temporal(column.type):
+        return repr(pc.cast(column.slice(0, 1), pa.string())[0].as_py())
+    return repr(column[0].as_py())
+
+
 class PartitionRunner:
     """Runs one ``EnginePlan`` over a stream of record batches.  ``grouped``: the caller feeds
     one partition at a time and says where it ends (``reset`` / ``finish``), as streaming does
@@ -51,7 +59,7 @@ class PartitionRunner:
         self.keys = plan.partition
         self.grouped = grouped
         self.last_key = None  # partition key of the last row seen
-        self.key = ()  # of the current partition
+        self.key = None  # the current partition's first row, its key columns only (a RecordBatch)
         self.batches: list = []  # batches of the current partition
         self.rows = Rows(masks=(*plan.masks, *(d.name for d in plan.derived)), values=[v.name for v in plan.values])
         self.value_types = [(v.name, SqlType.parse(v.type)) for v in plan.values]
@@ -89,7 +97,7 @@ class PartitionRunner:
             if new_partition and self._open():
                 yield from self._close_partition()
             if new_partition:
-                self.key = tuple(batch.column(name)[lo].as_py() for name in self.keys)
+                self.key = batch.select(self.keys).slice(lo, 1)
             self._append(batch.slice(lo, hi - lo))
         out = self._flush()
         self._forget()
@@ -139,9 +147,10 @@ class PartitionRunner:
                 same_null = pc.and_(pc.is_null(a), pc.is_null(b))
                 differs = pc.and_(differs, pc.invert(same_null))
                 change[1:] |= differs.to_numpy(zero_copy_only=False)
-        first_key = tuple(batch.column(name)[0].as_py() for name in self.keys)
+        # Arrow scalars: as_py() cannot make every Spark value a datetime (year 1 in a zone west of UTC)
+        first_key = tuple(batch.column(name)[0] for name in self.keys)
         change[0] |= self.last_key is None or first_key != self.last_key
-        self.last_key = tuple(batch.column(name)[n - 1].as_py() for name in self.keys)
+        self.last_key = tuple(batch.column(name)[n - 1] for name in self.keys)
 
     def _append(self, part: pa.RecordBatch):
         self.load(part)
@@ -199,7 +208,7 @@ class PartitionRunner:
 
     def located(self, e: LimitExceeded) -> MatchRecognizeError:
         """The error of the limit ``e``, naming the partition and the row."""
-        key = ", ".join(f"{name} = {value!r}" for name, value in zip(self.keys, self.key))
+        key = "" if self.key is None else ", ".join(f"{name} = {shown(self.key.column(name))}" for name in self.keys)
         where = f"partition ({key})" if key else "the partition"
         return MatchRecognizeError(f"{e.message}, in {where} at its row {e.row + self.rows.dropped + 1}", *self.plan.at)
 

@@ -48,6 +48,7 @@ class HierarchyRunner(PartitionRunner):
         # per layer below: the index of each of its measures among its events' values
         self.measure_index = [{name: k for k, (name, _) in enumerate(layer.measures)} for layer in hierarchy.layers]
         runners = [*self.below, self]
+        self.key_types = {name: t for runner in runners for name, t in runner.value_types if name in self.keys}
         for runner, span in zip(runners, hierarchy.spans or [None] * len(runners)):
             if span is not None:  # its matcher reads each item's start: its window (``Matcher.span``)
                 runner.matcher.span = (span, runner.rows.values.setdefault(self.helpers["start"], []))
@@ -135,7 +136,7 @@ class HierarchyRunner(PartitionRunner):
         elif name == self.helpers["source"]:
             constant = self.hierarchy.layers[k].name
         elif name in self.keys:
-            constant = self.key[self.keys.index(name)]
+            constant = from_arrow(self.key_types[name], self.key.column(name))[0]
         else:
             constant = None
         return lambda event: constant

@@ -72,7 +72,7 @@ class StreamedHierarchy(HierarchyRunner):
         the MATCH_NUMBERs there, the top's matches emitted after them, when the watermark next
         closes a window holding a layer back (microseconds, None: never))."""
         self.reset()
-        self.key = tuple(rows.column(name)[0].as_py() for name in self.keys)
+        self.key = rows.select(self.keys).slice(0, 1)
         self.row_base = dropped
         matchers = [layer.matcher for layer in self.stack.layers]
         if numbers is not None:
