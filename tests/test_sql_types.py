@@ -218,3 +218,16 @@ def test_partition_keys_of_any_value_with_and_without_layers(la_session, key):
         LAYER ys AS (MEASURES COUNT(*) AS n PATTERN (Y+) DEFINE Y AS kind = 'y')
         MEASURES S.n AS n, X.o AS xo PATTERN (S X) DEFINE S FROM ys, X AS kind = 'x') AS m"""
     assert sorted(rows(la_session, layered)) == [(judge, 2, 3), (judge, 2, 6)]
+
+
+@pytest.mark.parametrize("values", ["(-0.0D, 1), (0.0D, 2)", "(0.0D, 1), (-0.0D, 2)", "(-0.0D, 1), (0.0D, 2), (1.0D, 3)",
+                                    "(-1.0D, 1), (0.0D, 2), (-0.0D, 3), (double('NaN'), 4), (-double('NaN'), 5)"])
+@pytest.mark.parametrize("cast", ["x", "CAST(x AS FLOAT)"])
+def test_percentiles_keep_minus_zero_apart_as_spark(mr_spark, values, cast):
+    # Spark counts -0.0 and 0.0 as two values, -0.0 sorted first: the median of {0.0, -0.0} is -0.0
+    aggs = (f"percentile({cast}, 0.5)", f"median({cast})", f"percentile({cast}, 0.0)", f"percentile({cast}, 1.0)",
+            f"percentile_cont(0.5) WITHIN GROUP (ORDER BY {cast} DESC)", f"percentile({cast}, 0.25)")
+    judge = rows(mr_spark, f"SELECT {', '.join(aggs)} FROM VALUES {values} AS t(x, o)")
+    got = rows(mr_spark, f"""SELECT * FROM VALUES {values} AS t(x, o) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES {', '.join(f'{a} AS m{k}' for k, a in enumerate(aggs))} PATTERN (A+) DEFINE A AS true) m""")
+    assert repr(got) == repr(judge)

@@ -687,11 +687,14 @@ def _percentile(ordered: bool = False):
         def res(s):
             if s is None:
                 return None
+            # Spark counts boxed values: -0.0 and 0.0 apart (Java's equals), every NaN one
+            # value; its sort keeps the two zeros, equal to it, in its hash map's order: -0.0 first
             counts: dict = {}
             for v, f in _items(s):
-                k = _key(v) if not isinstance(v, float) or v == v else _NAN_KEY
+                k = _key(v) if not isinstance(v, float) or v != v else (v, math.copysign(1.0, v))
                 counts[k] = (v, counts.get(k, (v, 0))[1] + f)
-            ordered = sorted(counts.values(), key=lambda vf: key(vf[0]), reverse=reverse)
+            zeros_first = sorted(counts.values(), key=lambda vf: _zero_sign(vf[0]))
+            ordered = sorted(zeros_first, key=lambda vf: key(vf[0]), reverse=reverse)
             cumulative, total = [], 0
             for v, f in ordered:
                 total += f
@@ -708,6 +711,11 @@ def _percentile(ordered: bool = False):
             return _from_double(value, t)
         return Fold(sig.args, sig.result, None, step, res)
     return fold
+
+
+def _zero_sign(v) -> float:
+    """-1.0 for -0.0, else 1.0."""
+    return math.copysign(1.0, v) if isinstance(v, float) and v == 0 else 1.0
 
 
 def _at(cumulative, rank: int):
