@@ -231,3 +231,22 @@ def test_percentiles_keep_minus_zero_apart_as_spark(mr_spark, values, cast):
     got = rows(mr_spark, f"""SELECT * FROM VALUES {values} AS t(x, o) MATCH_RECOGNIZE (ORDER BY o
         MEASURES {', '.join(f'{a} AS m{k}' for k, a in enumerate(aggs))} PATTERN (A+) DEFINE A AS true) m""")
     assert repr(got) == repr(judge)
+
+
+def test_listagg_keeps_the_collation_of_its_strings(mr_spark):
+    # Spark types listagg(s) of a collated s with its collation (the clause refused it: 'the
+    # engine types it string'), listagg(s, NULL) too (its worker failed); a delimiter of another
+    # collation is Spark's DATA_DIFF_TYPES in DEFINE as in MEASURES
+    data = "SELECT s COLLATE UTF8_LCASE AS l, s COLLATE UNICODE_CI AS u, o FROM VALUES ('a', 1), ('A', 2), ('b', 3) AS t(s, o)"
+    aggs = ("listagg(l)", "listagg(u)", "listagg(l, NULL)", "typeof(listagg(l))")
+    judge = rows(mr_spark, f"SELECT {', '.join(aggs)} FROM ({data})")
+    got = rows(mr_spark, f"""SELECT * FROM ({data}) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES {', '.join(f'{a} AS m{k}' for k, a in enumerate(aggs))} PATTERN (A+) DEFINE A AS true) m""")
+    assert got == judge == [("aAb", "aAb", "aAb", "string collate UTF8_LCASE")]
+    # 'AAB' = 'aAb' under UTF8_LCASE: B takes rows 2 (o = 2) and 3
+    assert rows(mr_spark, f"""SELECT * FROM ({data}) MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n
+        PATTERN (A B+) DEFINE B AS listagg(l) = 'AAB' OR o = 2) m""") == [(3,)]
+    sql = f"""SELECT * FROM ({data}) MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n
+        PATTERN (A+) DEFINE A AS listagg(A.l, ',') = 'a') m"""
+    e = analysis_error(mr_spark, sql)
+    assert "DATA_DIFF_TYPES" in str(e) and (e.line, e.column) == at(sql, "listagg(A.l")

@@ -226,11 +226,12 @@ def _collect_sig(name, args, ansi) -> Signature:
 
 
 def _listagg_sig(name, args, ansi) -> Signature:
-    """ListAgg: BINARY values join as BINARY, any other atomic value is cast to STRING; the
-    delimiter is a literal of the same type (or NULL)."""
+    """ListAgg: BINARY values join as BINARY, a string keeps its collation, any other atomic
+    value is cast to STRING; the delimiter is a literal of the same type, collation included
+    (or NULL)."""
     t = _t(args[0])
-    if t.kind is TypeKind.BINARY:
-        kind = BINARY
+    if t.kind in (TypeKind.BINARY, TypeKind.STRING):
+        kind = t
     elif t.is_atomic or t.is_void:
         kind = STRING
     else:
@@ -239,6 +240,10 @@ def _listagg_sig(name, args, ansi) -> Signature:
         d = _t(args[1])
         if not (d.is_void or d.kind is kind.kind):
             raise _mismatch(name, d, f"a {str(kind).upper()} delimiter")
+        if not d.is_void and d != kind:
+            raise SparkAnalysisError("DATATYPE_MISMATCH.DATA_DIFF_TYPES",
+                                     f"Input to `{name}` should all be the same type, but it's "
+                                     f"(\"{str(kind).upper()}\" or \"{str(d).upper()}\").")
     return Signature((kind,) * len(args), kind)
 
 
@@ -1103,9 +1108,9 @@ def signature(name: str, args: Sequence[Arg], ansi: bool) -> Signature:
         if not isinstance(arg, Literal):
             raise SparkAnalysisError("DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
                                      f"the `{param.name}` of `{name}` must be a constant")
-        # (a STRING constant may be BINARY: listagg's delimiter, whose kind its own rule matches)
+        # (a STRING constant may be BINARY or collated: listagg's delimiter, whose type its own rule matches)
         if not (arg.type == param.constant or arg.type.is_void or (param.constant.is_numeric and arg.type.is_numeric)
-                or param.constant.is_string and arg.type.kind is TypeKind.BINARY):
+                or param.constant.is_string and arg.type.kind in (TypeKind.BINARY, TypeKind.STRING)):
             raise _mismatch(name, arg.type, f"a {str(param.constant).upper()} {param.name}")
     return agg.types(agg.name, args, ansi)
 
