@@ -250,3 +250,21 @@ def test_listagg_keeps_the_collation_of_its_strings(mr_spark):
         PATTERN (A+) DEFINE A AS listagg(A.l, ',') = 'a') m"""
     e = analysis_error(mr_spark, sql)
     assert "DATA_DIFF_TYPES" in str(e) and (e.line, e.column) == at(sql, "listagg(A.l")
+
+
+@pytest.mark.parametrize("condition", [
+    "A.st = named_struct('a', 1, 'b', '1', 'c', array(1, -1))",
+    "A.st < named_struct('a', 2.5D, 'b', '1', 'c', array(1, -1))",
+    "A.st IN (named_struct('a', 2, 'b', '2', 'c', array(2, -2)), B.st)",
+    "CAST(A.mp AS MAP<STRING, DOUBLE>) IS NOT NULL",
+])
+def test_match_state_structs_and_maps_cast_field_by_field(mr_spark, condition):
+    # Spark widens a struct literal's INT fields to the column's BIGINT ones (the worker failed:
+    # 'cast struct<a:int,...> to struct<a:bigint,...>' was not implemented)
+    data = """SELECT named_struct('a', o, 'b', CAST(o AS STRING), 'c', array(o, -o)) AS st, map('k', o) AS mp,
+                     o FROM range(1, 5) AS r(o)"""
+    lagged = condition.replace("A.", "lg.").replace("B.", "")
+    judge = rows(mr_spark, f"""SELECT o FROM (SELECT *, LAG(struct(st, mp)) OVER (ORDER BY o) AS lg FROM ({data}))
+        WHERE o > 1 AND ({lagged}) ORDER BY o""")
+    assert judge and rows(mr_spark, f"""SELECT o FROM ({data}) MATCH_RECOGNIZE (ORDER BY o MEASURES B.o AS o
+        AFTER MATCH SKIP TO NEXT ROW PATTERN (A B) DEFINE B AS {condition}) m ORDER BY o""") == judge

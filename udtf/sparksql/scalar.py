@@ -409,6 +409,9 @@ def _cast(src: SqlType, dst: SqlType, ansi: bool, zone: str):
     if dk is TypeKind.ARRAY and sk is TypeKind.ARRAY:
         el = _cast(src.element, dst.element, ansi, zone)
         return _null_safe(lambda v: tuple(None if x is None else el(x) for x in v))
+    if dk is TypeKind.STRUCT and sk is TypeKind.STRUCT and len(src.fields) == len(dst.fields):
+        fields = [_cast(a, b, ansi, zone) for (_, a), (_, b) in zip(src.fields, dst.fields)]  # by position
+        return _null_safe(lambda v: tuple(None if x is None else f(x) for f, x in zip(fields, v)))
     if dk is TypeKind.MAP and sk is TypeKind.MAP:  # (entry by entry, in order; equal keys kept)
         key, el = _cast(src.key, dst.key, ansi, zone), _cast(src.element, dst.element, ansi, zone)
         return _null_safe(lambda v: tuple((key(x), None if y is None else el(y)) for x, y in v))
