@@ -142,6 +142,30 @@ class SparkEngine:
             job()
         return out  # type: ignore[return-value]
 
+    def run_against(self, sqls: list[str], trino_futures, step: int | None = None) -> tuple[list[Outcome], float]:
+        """Each query's outcome, and the seconds spent waiting for Trino.  ``trino_futures[i]``:
+        Trino's outcome of query i, running ahead on its threads; Spark takes the queries
+        ``step`` (default ``batch``) at a time, and runs those Trino refused one per job (they are
+        likely to fail in Spark too, and a failing query in a UNION ALL job costs a bisection).
+        A step's Spark jobs run on a thread of their own while this one has Spark analyse the
+        next step (``spark.sql`` is mostly the driver's and this process's work, a job the
+        executors' and the Python workers')."""
+        step = step or self.batch
+        parts: list[list] = []
+        wait = 0.0
+        jobs = []
+        with ThreadPoolExecutor(1, thread_name_prefix="spark-jobs") as pool:
+            for start in range(0, len(sqls), step):
+                w0 = time.monotonic()
+                t_part = [f.result() for f in trino_futures[start:start + step]]
+                wait += time.monotonic() - w0
+                out, batch_jobs = self.frame(sqls[start:start + step], alone=[not t.ok for t in t_part])
+                parts.append(out)
+                jobs += [pool.submit(job) for job in batch_jobs]
+            for job in jobs:
+                job.result()
+        return [o for out in parts for o in out], wait
+
     def frame(self, sqls: list[str], alone=None) -> tuple[list, list]:
         """``spark.sql`` of each query (its errors are its outcome at once), framed for a UNION
         ALL: (the outcomes, None where a job still has to fill them in; those jobs, each a
@@ -373,29 +397,11 @@ class Runner:
             self.tables.pop(n, None)
 
     def run(self, queries: list[qg.Query]) -> list[Case]:
-        """Trino runs ahead on its threads; Spark takes the queries a batch at a time, and runs
-        those Trino refused one per job (they are likely to fail in Spark too, and a failing
-        query in a UNION ALL job costs a bisection).  A batch's Spark jobs run on a thread of
-        their own while this one has Spark analyse the next batch (``spark.sql`` is mostly
-        the driver's and this process's work, a job the executors' and the Python workers')."""
+        """Both engines' outcomes of ``queries`` compared (``SparkEngine.run_against``: Trino runs
+        ahead, Spark pipelines analysis and jobs)."""
         t0 = time.monotonic()
         futures = self.trino.submit_many([q.render("trino") for q in queries])
-        parts: list[list] = []
-        step = self.spark.batch
-        wait = 0.0
-        jobs = []
-        with ThreadPoolExecutor(1, thread_name_prefix="spark-jobs") as pool:
-            for start in range(0, len(queries), step):
-                w0 = time.monotonic()
-                t_part = [f.result() for f in futures[start:start + step]]
-                wait += time.monotonic() - w0
-                out, batch_jobs = self.spark.frame([q.render("spark") for q in queries[start:start + step]],
-                                                   alone=[not t.ok for t in t_part])
-                parts.append(out)
-                jobs += [pool.submit(job) for job in batch_jobs]
-            for job in jobs:
-                job.result()
-        s_out = [o for out in parts for o in out]
+        s_out, wait = self.spark.run_against([q.render("spark") for q in queries], futures)
         t_out = [f.result() for f in futures]
         self.timings["wall"] += time.monotonic() - t0
         self.timings["waiting_for_trino"] += wait
