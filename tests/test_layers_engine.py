@@ -199,3 +199,37 @@ def test_layers_forget_what_no_matcher_and_no_reader_needs():
     top += stack.finish()
     assert [_shape_engine(e, case, names) for e in top] == _oracle(case)
     assert len(top) > 30 and max(kept) <= 4
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_span_window_is_min_start_and_max_end_from_the_start_to_the_item(seed):
+    """``SpanWindow.admits(s, r)`` - asked start after start, item after item, with items
+    forgotten on the way, as a matcher asks - is ``MAX(end) <= MIN(start) + T`` over the items
+    s..r, NULLs ignored (a start or end all NULL: not admitted), on the compared-as-numbers
+    path and on the expression's own (the same comparison under an AND)."""
+    from udtf.expr import Call, Col, Lit
+    from udtf.match.spans import SpanWindow
+
+    rng = random.Random(seed)
+    bound = Call("+", (Col("s", "timestamp"), Lit(10, "interval second")), ("timestamp", "interval second"),
+                 "timestamp")
+    plain = Call("<=", (Col("e", "timestamp"), bound), ("timestamp", "timestamp"), "boolean")
+    for admits in (plain, Call("and", (Lit(True, "boolean"), plain), ("boolean", "boolean"), "boolean")):
+        rows = Rows(values=["s", "e"])
+        window = SpanWindow(10, admits, "s", "e", rows, True, "UTC")
+        starts, ends = [], []
+        for _ in range(8):
+            fresh = [(None if rng.random() < .1 else rng.randrange(40),) for _ in range(rng.randrange(1, 12))]
+            news = [v for v, in fresh]
+            newe = [None if s is None or rng.random() < .1 else s + rng.randrange(8) for s in news]
+            starts += news
+            ends += newe
+            rows.append(len(fresh), values={"s": news, "e": newe})
+            drop = rng.randrange(rows.size // 2 + 1)
+            rows.rebase(drop)
+            for start in range(rows.size):
+                for row in range(start, min(rows.size, start + rng.randrange(1, 9))):
+                    lo = [v for v in starts[rows.dropped + start:rows.dropped + row + 1] if v is not None]
+                    hi = [v for v in ends[rows.dropped + start:rows.dropped + row + 1] if v is not None]
+                    expected = bool(lo and hi) and max(hi) <= min(lo) + 10
+                    assert window.admits(start, row) is expected, (start, row, rows.dropped)

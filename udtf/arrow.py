@@ -24,6 +24,7 @@ from .emit import Emitter
 from .errors import LimitExceeded, MatchRecognizeError, reported
 from .expr import lookback, type_of
 from .match import Conditions, MatchBlock, Options, forget, matcher
+from .match.spans import SpanWindow
 from .plan import EnginePlan, OutputKind, RowsMode
 from .rows import Match, Rows
 from .sparksql.types import TypeKind, SqlType, arrow_type, from_arrow, to_arrow
@@ -66,7 +67,9 @@ class PartitionRunner:
         names = plan.program.vars
         conditions = Conditions(plan.define, plan.until, names, self.rows, plan.ansi, plan.zone,
                                 windowed=plan.frame is not None)
-        options = Options(semantics=plan.semantics, skip=plan.skip, within=plan.within,
+        span = None if plan.span is None else SpanWindow(
+            plan.span.limit, plan.span.admits, plan.span.start, plan.span.end, self.rows, plan.ansi, plan.zone)
+        options = Options(semantics=plan.semantics, skip=plan.skip, within=plan.within, span=span,
                           unmatched=plan.rows is RowsMode.ALL_WITH_UNMATCHED,
                           limits=plan.limits, lookahead=plan.lookahead, timeouts=plan.timeouts,
                           distinct=plan.distinct, frame=plan.frame)

@@ -49,9 +49,6 @@ class HierarchyRunner(PartitionRunner):
         self.measure_index = [{name: k for k, (name, _) in enumerate(layer.measures)} for layer in hierarchy.layers]
         runners = [*self.below, self]
         self.key_types = {name: t for runner in runners for name, t in runner.value_types if name in self.keys}
-        for runner, span in zip(runners, hierarchy.spans or [None] * len(runners)):
-            if span is not None:  # its matcher reads each item's start: its window (``Matcher.span``)
-                runner.matcher.span = (span, runner.rows.values.setdefault(self.helpers["start"], []))
         masks = [*(layer_masks for _, layer_masks in split), top_masks]  # per layer: {name: row-level conjunction}
         layers = [Layer(runner.matcher, frozenset(sources), reads_rows, self._loader(runner, row_level), measures,
                         runner.lookback)

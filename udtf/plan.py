@@ -26,7 +26,7 @@ from .errors import MatchRecognizeError, Pos
 from .program import Program
 from .wire import decode, encode, record
 
-VERSION = 9
+VERSION = 10
 
 
 @record
@@ -165,6 +165,19 @@ class Chunking(NamedTuple):
 
 
 @record
+class Span(NamedTuple):
+    """A WITHIN over the members' span (docs/hierarchies.md, rule 6): a run from item s may
+    take item r only if ``admits`` - ``end <= start + WITHIN``, as Spark evaluates it - holds
+    with ``end`` the greatest of the items' ``end`` values from s to r and ``start`` the least of
+    their ``start`` values: the expansion's conjunct ``MAX(end) <= MIN(start) + T``, whose
+    aggregates run over every item of the match so far, and so over every item from s to r."""
+    start: str  # the value columns of each item's interval
+    end: str
+    limit: int  # the WITHIN in microseconds (a stream's watermark closes a run's window by it)
+    admits: object  # an engine row expression over ``start`` and ``end``
+
+
+@record
 class LayerPlan(NamedTuple):
     """A LAYER below the top of a statement evaluated in one pass (``Hierarchy``): ``plan`` runs
     over the layer's input as the expansion's union (docs/hierarchies.md), every column a value;
@@ -190,9 +203,6 @@ class Hierarchy(NamedTuple):
     reads_rows: bool  # does the top read rows
     rows: tuple  # of Value: the input columns shipped
     helpers: tuple  # the union's generated columns: (row, level, number, source, start, end)
-    # per layer, then the top: its WITHIN over the members' span (rule 6) in microseconds, None
-    # when it has none or its WITHIN is over instants (``udtf.stream_layers``' timers close it)
-    spans: tuple = ()
 
 
 @record
@@ -222,6 +232,7 @@ class EnginePlan(NamedTuple):
     frame: Frame | None = None  # R020 (rows WINDOW): the window frame that bounds each row's match
     chunk: Chunking | None = None  # the partition in chunks (the chunked plan's UDTFs), None: whole
     hierarchy: Hierarchy | None = None  # the LAYERs below this plan's pattern, evaluated in the same pass
+    span: Span | None = None  # a LAYER's (or the top's) WITHIN over its members' span, in place of ``within``
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "plan": encode(self)}, sort_keys=True)

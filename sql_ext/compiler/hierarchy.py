@@ -40,6 +40,7 @@ from .plan import column_prefix
 from .spark_errors import checked, culprit, raising
 
 PERIOD_TYPES = ("timestamp", "timestamp_ntz", "date")  # what WITHIN measures
+SPAN = "sparkcep_span"  # meta of a window conjunct's comparison (``one_pass`` has the matcher check it)
 
 
 class Helpers(NamedTuple):
@@ -286,11 +287,12 @@ def _clause(clause: MatchRecognizeClause, body, analysed: Body, sources: dict,
             raise error(f"WITH TIMEOUT ROWS: a WITHIN over {over} is evaluated at each take, with no timer to "
                         "time a partial match out, for now (docs/hierarchies.md)", body.timeout)
         # the item's interval is known, MAX(end) <= MIN(start) + T over the mapping with it taken: rule 6
+        span = exp.LTE(this=exp.Max(this=interval.end.copy()),
+                       expression=exp.Add(this=exp.Min(this=interval.start.copy()),
+                                          expression=exp.Paren(this=body.within.copy())))
+        span.meta[SPAN] = True
         window = exp.and_(exp.Not(this=exp.Is(this=interval.start.copy(), expression=exp.Null())),
-                          exp.Not(this=exp.Is(this=interval.end.copy(), expression=exp.Null())),
-                          exp.LTE(this=exp.Max(this=interval.end.copy()),
-                                  expression=exp.Add(this=exp.Min(this=interval.start.copy()),
-                                                     expression=exp.Paren(this=body.within.copy()))))
+                          exp.Not(this=exp.Is(this=interval.end.copy(), expression=exp.Null())), span)
     definitions = []
     for var in analysed.var_names:
         definition = analysed.definitions.get(var)

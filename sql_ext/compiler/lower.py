@@ -29,7 +29,8 @@ from sqlglot import exp
 from udtf.arrow import arrow_groups
 from udtf.compile import compile_pattern
 from udtf.expr import Agg, Call, Cast, Classifier, MatchNumber, Nav, type_of
-from udtf.plan import Atom, Condition, DerivedMask, EnginePlan, Hierarchy, Limits, Output, OutputKind, RowsMode, Value
+from udtf.plan import (Atom, Condition, DerivedMask, EnginePlan, Hierarchy, Limits, Output, OutputKind, RowsMode, Span,
+                       Value)
 from udtf.program import Program
 from udtf.sparksql.types import SqlType
 
@@ -76,6 +77,7 @@ class Stack(NamedTuple):
     shipped: tuple
     order: tuple
     inputs: tuple  # of catalog.Field
+    span: Span | None  # the top's WITHIN over its members' span (``one_pass.span``)
 
 
 def quote(name: str) -> str:
@@ -226,7 +228,7 @@ def lower(analysis: Analysis, plan: Plan, window: Within | None, typed: Typed, a
         timeouts=analysis.timeout is not None, zone=zone, distinct=analysis.distinct,
         at=position(clause) or (None, None), starts=starts, frame=analysis.frame)
     if stack is not None:
-        engine_plan = held(engine_plan, types)._replace(hierarchy=stack.hierarchy)
+        engine_plan = held(engine_plan._replace(span=stack.span), types)._replace(hierarchy=stack.hierarchy)
     chunk = None if stack is not None else \
         chunked.chunking(analysis, engine_plan, settings.chunk_rows, plan.prefix, plan.streaming)
     if chunk is not None:  # each output row names its match by a MATCH_NUMBER (one is added if none is read)
@@ -381,7 +383,8 @@ def held(plan: EnginePlan, types: dict) -> EnginePlan:
     """``plan`` (of a layer in one pass) with every column it reads as a value: the output's
     carried and taken columns and the WITHIN key too (the UDTF builds its rows from values)."""
     names = [v.name for v in plan.values]
-    more = [o.column for o in plan.output if o.column is not None] + ([plan.order_key] if plan.order_key else [])
+    more = [o.column for o in plan.output if o.column is not None] + ([plan.order_key] if plan.order_key else []) + \
+        ([plan.span.start, plan.span.end] if plan.span else [])
     extra = tuple(Value(name, types[name]) for name in dict.fromkeys(more) if name not in names)
     return plan._replace(values=plan.values + extra)
 

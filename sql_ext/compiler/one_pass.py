@@ -5,7 +5,8 @@ runs every layer's plan through ``udtf.match.layers.LayerStack`` (``udtf.hierarc
 Each layer's plan is the one of the expansion's clause (``hierarchy.expand``) over the
 expansion's union, planned with every expression over columns in the engine (``Plan.engine``):
 the UDTF builds the union's items itself, so no column can be computed by Spark.  A layer's
-events carry its measures, evaluated by the engine over the layer's atoms.  Not covered (the
+events carry its measures, evaluated by the engine over the layer's atoms.  A WITHIN over the
+members' span is the matcher's (``span``), not a conjunct of every condition.  Not covered (the
 statement keeps its expansion, same rows): a layer with its own PARTITION BY, an expression the
 engine does not evaluate (a subquery, MEASURES navigating over an expression, a function outside
 ``udtf.sparksql``), a layer measure the engine would type otherwise than Spark, WITH TIMEOUT ROWS.
@@ -14,13 +15,15 @@ from __future__ import annotations
 
 from typing import Callable
 
+from sqlglot import exp
+
 from udtf.errors import MatchRecognizeError
 from udtf.expr import type_of
-from udtf.plan import Hierarchy, LayerPlan, Value
+from udtf.plan import Hierarchy, LayerPlan, Span, Value
 
 from . import lower
 from .analyze import Analysis, analysis_column, analyze, analyze_body, variable_name
-from .hierarchy import Expansion, over_spans, reads, refinement
+from .hierarchy import SPAN, Expansion, Helpers, over_spans, reads, refinement
 from .interval import within_micros
 from .lower import Settings, Stack
 from .parse import MatchRecognizeClause
@@ -39,13 +42,13 @@ def layers(clause: MatchRecognizeClause, expanded: list, below: list, top: Expan
     plans = []
     try:
         fields = schema(f"SELECT * FROM {top.input}")
-        analysis = analyze(top.clause, [f.name for f in fields])
+        analysis = analyze(spanless(top.clause), [f.name for f in fields])
         if lower_engine(analysis, plan(analysis, {f.name: f.type for f in fields}, engine=True), fields,
                         f"SELECT * FROM {top.input}", schema, settings) is None:
             return None
         for name, layer, (layer_clause, text), expansion in zip(names, clause.layers, expanded, below):
             fields = schema(f"SELECT * FROM {text}")
-            analysis = analyze(layer_clause, [f.name for f in fields])
+            analysis = analyze(spanless(layer_clause), [f.name for f in fields])
             planned = plan(analysis, {f.name: f.type for f in fields}, engine=True)
             lowered = lower_engine(analysis, planned, fields, f"SELECT * FROM {text}", schema, settings)
             if lowered is None:
@@ -59,12 +62,39 @@ def layers(clause: MatchRecognizeClause, expanded: list, below: list, top: Expan
                     return None
                 measures.append((measure, expr))
             reads_rows, read = reads(analyze_body(layer))
-            plans.append(LayerPlan(name, lower.held(lowered.plan, {f.name: f.type for f in fields}),
+            types = {f.name: f.type for f in fields}
+            held = lower.held(lowered.plan._replace(span=span(clause, layer, top.helpers, planned, types, settings)),
+                              types)
+            plans.append(LayerPlan(name, held,
                                    tuple(names.index(r) for r in read), reads_rows,
                                    tuple(f.name for f in lowered.output), tuple(measures)))
     except MatchRecognizeError:  # (the expansion, built first, reported the user's errors)
         return None
     return tuple(plans)
+
+
+def spanless(clause: MatchRecognizeClause) -> MatchRecognizeClause:
+    """``clause`` (an expansion's layer or top) with the comparison of its window conjunct,
+    ``MAX(end) <= MIN(start) + T`` (rule 6), TRUE: the matcher checks it per start and item
+    (``span``), where the conjunct would be evaluated per run."""
+    clause = clause.copy()
+    for node in [n for n in clause.find_all(exp.LTE) if n.meta.get(SPAN)]:
+        node.replace(exp.true())
+    return clause
+
+
+def span(clause: MatchRecognizeClause, body, helpers: Helpers, planned: Plan, types: dict,
+         settings: Settings) -> Span | None:
+    """The WITHIN of ``body`` (a LAYER of ``clause`` or its top, ``planned`` over a union typed
+    ``types``) over its members' span, as ``spanless`` took it from the conditions; None when
+    it has none or it is over instants."""
+    if body.within is None or not over_spans(clause, analyze_body(body)):
+        return None
+    start, end = helpers.start, helpers.end
+    node = exp.LTE(this=exp.column(end), expression=exp.Add(this=exp.column(start),
+                                                             expression=exp.Paren(this=body.within.copy())))
+    admits = lower.engine_expr(engine_row(planned, node), {start: types[start], end: types[end]}, settings)
+    return Span(start, end, within_micros(body.within), admits)
 
 
 def lower_engine(analysis: Analysis, planned: Plan, fields: tuple, query: str, schema: Callable[[str], tuple],
@@ -79,7 +109,7 @@ def lower_engine(analysis: Analysis, planned: Plan, fields: tuple, query: str, s
 
 
 def stack(analysis: Analysis, expansion: Expansion, plans: tuple, top: Plan, input_fields: tuple,
-          schema: Callable[[str], tuple]) -> Stack:
+          schema: Callable[[str], tuple], settings: Settings) -> Stack:
     """The one pass of the statement ``analysis.clause`` (its layers ``plans``, its top ``top``
     planned over ``expansion``'s union) over its input."""
     clause, helpers = analysis.clause, expansion.helpers
@@ -93,9 +123,7 @@ def stack(analysis: Analysis, expansion: Expansion, plans: tuple, top: Plan, inp
         tuple(Value(name, types[name]) for name in (helpers.start, helpers.end))
     reads_rows, sources = reads(analyze_body(clause))
     names = [p.name for p in plans]
-    spans = tuple(within_micros(body.within) if body.within is not None and over_spans(clause, analyze_body(body))
-                  else None for body in (*clause.layers, clause))
-    hierarchy = Hierarchy(plans, tuple(names.index(s) for s in sources), reads_rows, rows, tuple(helpers), spans)
+    hierarchy = Hierarchy(plans, tuple(names.index(s) for s in sources), reads_rows, rows, tuple(helpers))
     return Stack(hierarchy, query, tuple(v.name for v in rows), tuple(lower.order_keys(clause, analysis)),
-                 input_fields)
+                 input_fields, span(clause, clause, helpers, top, types, settings))
 

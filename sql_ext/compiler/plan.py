@@ -518,6 +518,9 @@ def engine_row(plan_: Plan, node: exp.Expression):
         lit = _literal(n)
         if lit is not None:
             return lit
+        span = day_time(n)
+        if span is not None:  # (the engine's constant, as in a condition: ``_Planner.computed``)
+            return ir.Lit(*span)
         if isinstance(n, exp.Paren):
             return convert(n.this)
         if isinstance(n, exp.Column) and not n.table and not isinstance(n.this, exp.Star):

@@ -147,6 +147,8 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         input_fields = checked(schema, f"SELECT * FROM {input_text}", lambda: clause.input)
         analysis = analyze(clause, [f.name for f in input_fields])
         layers = one_pass.layers(statement.clause, expanded, below, expansion, schema, settings)
+        if layers is not None:  # (the top's window is its matcher's, as each layer's)
+            analysis = analyze(one_pass.spanless(clause), [f.name for f in input_fields])
         if streaming and layers is None and statement.clause.layers:
             raise hierarchy.not_streamed(statement.clause)
     if not streaming and catalog.is_streaming(ctes + f"SELECT * FROM {input_text}"):
@@ -161,7 +163,7 @@ def rewrite(clause: MatchRecognizeClause, catalog: Catalog, input_text: str, ali
         analysis = with_late_rows(analysis, catalog.late_rows)
     planned = plan(analysis, {f.name: f.type for f in input_fields}, streaming=streaming, engine=layers is not None)
     if layers is not None:
-        stack = one_pass.stack(statement, expansion, layers, planned, rows_fields, schema)
+        stack = one_pass.stack(statement, expansion, layers, planned, rows_fields, schema, settings)
     window = lower.within(analysis, input_fields)
     computed = lower.computed_query(planned, input_text)
     # (with nothing computed, ``computed`` is the input's query)

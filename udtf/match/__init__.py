@@ -45,7 +45,7 @@ def matcher(program: Program, conditions: Conditions, options: Options):
         # the matches of MATCH_RECOGNIZE, each its start row's; navigation in the whole partition
         conditions.frame[:] = [0, float("inf")]
         return RowOutcomes(matcher(program, conditions, options._replace(frame=None)))
-    machine = Machine(program, conditions, options.semantics, options.within)
+    machine = Machine(program, conditions, options.semantics, options.within, options.span)
     if frame is not None:
         return WindowMatcher(machine, conditions, options)
     if options.semantics is Semantics.FLINKCEP:
@@ -57,7 +57,7 @@ def tiers(program: Program, conditions: Conditions, options: Options, machine: M
     """The tiers that decide start rows before the Pike VM, fastest first: each where it is
     exact for the program, its conditions and the options."""
     sequence = program.sequence
-    simple = bool(sequence) and options.within is None and not options.unmatched and \
+    simple = bool(sequence) and options.within is None and options.span is None and not options.unmatched and \
         not options.timeouts and options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW)
     if machine.stateful:
         # (a lane reads at most LONG rows, on which the VM would spend at most LONG x live runs

@@ -16,6 +16,7 @@ class Options(NamedTuple):
     semantics: Semantics = Semantics.STANDARD
     skip: Skip = Skip()
     within: object = None  # max distance between first and last row in ``Rows.order`` units
+    span: object = None  # or a WITHIN over the rows' intervals (``spans.SpanWindow``)
     timeouts: bool = False  # also report partial matches whose WITHIN window closed (MatchKind.TIMED_OUT)
     unmatched: bool = False  # WITH UNMATCHED ROWS
     limits: Limits = Limits()
@@ -42,11 +43,6 @@ class Matcher(ABC):
     """Matches one partition at a time.  Call ``feed(count)`` after appending ``count`` rows to
     ``rows`` (any number of times), then ``finish()``; both return the new matches (``Match``
     tuples, or ``match.runs.MatchBlock``s); ``reset()`` starts the next partition."""
-
-    # a window the matcher's conditions enforce over its rows' intervals, which ``horizon``
-    # closes: (length, each row's interval start), set by its owner (``udtf.hierarchy``: a
-    # layer's WITHIN over the members' span, rule 6 of docs/hierarchies.md)
-    span: tuple | None = None
 
     def __init__(self, rows: Rows, options: Options):
         self.rows = rows
@@ -91,7 +87,8 @@ class Matcher(ABC):
     def window(self) -> tuple:
         """(length, each row's opening value) of the window a run must end within: WITHIN over
         ``rows.order``, or the ``span`` over the rows' interval starts (length None: none)."""
-        return self.span or (self.options.within, self.rows.order)
+        span = self.options.span
+        return (span.limit, span.starts) if span is not None else (self.options.within, self.rows.order)
 
     def closed(self, start: int) -> bool:
         """Has the window of a match starting at ``start`` closed before the rows still to come

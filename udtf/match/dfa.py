@@ -235,7 +235,7 @@ class DfaTier(Tier):
         symbols, starts = dfa.symbols, dfa.starts
         options, rows = m.options, m.rows
         limit, size, finished = m.limit(), rows.size, m.finished
-        unmatched, within = options.unmatched, options.within is not None
+        unmatched, within, window = options.unmatched, options.within is not None, options.span
         simple_skip = options.skip.mode in (SkipMode.PAST_LAST_ROW, SkipMode.TO_NEXT_ROW)
         past_last = options.skip.mode is SkipMode.PAST_LAST_ROW
         move, order, span = dfa.move, rows.order, options.within
@@ -268,6 +268,8 @@ class DfaTier(Tier):
                     return Verdict.PASS if finished else Verdict.WAIT
                 if within and (first is None or order[row] is None or order[row] - first > span):
                     break  # ``row`` lies outside the WITHIN window (``Machine.within``)
+                if window is not None and not window.admits(start, row):
+                    break  # ... or the span from ``start`` to ``row`` (``spans.SpanWindow``)
                 if finished and row > self._deadline(m, state):
                     break  # no thread can find the rows it still needs
                 if row >= span_end:

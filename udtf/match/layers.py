@@ -24,8 +24,8 @@ What a raw row or an event contributes to a layer's rows (masks, values) is the 
 while its rows are still held; the stack only decides which items enter which layer, and when.  After each
 feed a layer forgets the items before its matcher's low water but ``lookback`` (as the UDTF
 forgets rows), and a layer's released events once every reader took them.  A layer's window
-over member intervals is its plan's business (``udtf.hierarchy``: the expansion's conjunct
-over the items' start and end columns; docs/hierarchies.md, "Evaluation"); on a stream,
+over member intervals is its plan's business (``plan.Span``, checked by its matcher:
+``match.spans``; docs/hierarchies.md, "Evaluation"); on a stream,
 ``feed``'s horizon lets each matcher close its windows (``Matcher.closed``) without a row.
 """
 from __future__ import annotations

@@ -67,7 +67,7 @@ class StandardMatcher(Matcher):
         # (``_run`` asks it after two starts whose runs ended on their own row: where the next
         # start's runs live on, it only adds its setup)
         limits = options.limits
-        self.quick = not (self.framed or options.within is not None or self.entry[False][1]) and \
+        self.quick = not (self.framed or options.within is not None or options.span is not None or self.entry[False][1]) and \
             limits.match_rows > 0 and len(self.entry[False][0]) <= limits.steps_per_start
 
     def reset(self):
@@ -132,7 +132,7 @@ class StandardMatcher(Matcher):
     def _run(self, out):
         rows, machine, options = self.rows, self.machine, self.options
         classes = self.classes
-        window, live_runs = options.within is not None, options.limits.live_runs
+        window, live_runs = options.within is not None or options.span is not None, options.limits.live_runs
         steps_limit, match_rows = options.limits.steps_per_start, options.limits.match_rows
         viable = self.finished and not options.timeouts  # ``_viable`` cuts runs
         deadline, safe = (self.deadlines(), self.viable_before) if viable else (None, 0)

@@ -23,10 +23,11 @@ class Machine:
     """Waiting states, epsilon closures, and the moves of a thread over one row: per state and
     row class, a plan with the masks' part of every guard decided (``plan``)."""
 
-    def __init__(self, program: Program, conditions: Conditions, semantics: Semantics, within=None):
+    def __init__(self, program: Program, conditions: Conditions, semantics: Semantics, within=None, span=None):
         self.rows = conditions.rows
         self.table = conditions.table
         self.within_limit = within  # max distance between first and last row, in ``rows.order`` units
+        self.span = span  # or a WITHIN over the rows' intervals (``spans.SpanWindow``)
         self.stateful = bool(conditions.table.facts)
         self.initial_facts = conditions.table.initial
         self.start_state = program.start
@@ -187,6 +188,8 @@ class Machine:
 
     def within(self, start: int, row: int) -> bool:
         """Do ``start`` and ``row`` lie within the WITHIN window (always, without one)?"""
+        if self.span is not None:
+            return self.span.admits(start, row)
         if self.within_limit is None:
             return True
         first, last = self.rows.order[start], self.rows.order[row]
