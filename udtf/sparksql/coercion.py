@@ -1057,15 +1057,22 @@ def _map_lookup_sig(f, m: SqlType, key: SqlType) -> Signature:
     """ElementAt(map, key): the map's keys and the key cast to their tightest common type
     (TypeCoercion's findTightestCommonType, in both modes: ``1.0`` against INT keys is
     MAP_FUNCTION_DIFF_TYPES), which must be orderable; the value's type."""
-    w = _tightest(m.key, key, False)
+    w = _compared(f, _tightest(m.key, key, False), "MAP", "key", m, key)
+    return Signature((SqlType(TypeKind.MAP, key=w, element=m.element), w), m.element)
+
+
+def _compared(f: str, w: SqlType | None, container: str, part: str, c: SqlType, value: SqlType) -> SqlType:
+    """``w``, the type an ARRAY's elements or a MAP's keys (``part`` of ``c``) and ``value`` are
+    compared as: <container>_FUNCTION_DIFF_TYPES when there is none, INVALID_ORDERING_TYPE when
+    it is not orderable."""
     if w is None:
-        raise _mismatch("MAP_FUNCTION_DIFF_TYPES",
-                        f"Input to `{f}` should have been \"MAP\" followed by a value with same key type, but it's "
-                        f"[{_sql(m)}, {_sql(key)}].")
+        raise _mismatch(f"{container}_FUNCTION_DIFF_TYPES",
+                        f"Input to `{f}` should have been \"{container}\" followed by a value with same {part} type, "
+                        f"but it's [{_sql(c)}, {_sql(value)}].")
     if not w.is_orderable:
         raise _mismatch("INVALID_ORDERING_TYPE", f"The `{f}` does not support ordering on type {_sql(w)}.")
     _binary_strings(f, w)
-    return Signature((SqlType(TypeKind.MAP, key=w, element=m.element), w), m.element)
+    return w
 
 
 def _binary_strings(f: str, t: SqlType) -> None:
@@ -1101,13 +1108,7 @@ def array_search_sig(f, args, ansi):
         w = _wider_two(a.element, v, False, strings=False)
     else:
         w = _tightest(a.element, v, False)
-    if w is None:
-        raise _mismatch("ARRAY_FUNCTION_DIFF_TYPES",
-                        f"Input to `{f}` should have been \"ARRAY\" followed by a value with same element type, "
-                        f"but it's [{_sql(a)}, {_sql(v)}].")
-    if not w.is_orderable:
-        raise _mismatch("INVALID_ORDERING_TYPE", f"The `{f}` does not support ordering on type {_sql(w)}.")
-    _binary_strings(f, w)
+    w = _compared(f, w, "ARRAY", "element", a, v)
     return Signature((SqlType(TypeKind.ARRAY, element=w), w), BOOLEAN if f == "array_contains" else BIGINT)
 
 
