@@ -268,3 +268,38 @@ def test_match_state_structs_and_maps_cast_field_by_field(mr_spark, condition):
         WHERE o > 1 AND ({lagged}) ORDER BY o""")
     assert judge and rows(mr_spark, f"""SELECT o FROM ({data}) MATCH_RECOGNIZE (ORDER BY o MEASURES B.o AS o
         AFTER MATCH SKIP TO NEXT ROW PATTERN (A B) DEFINE B AS {condition}) m ORDER BY o""") == judge
+
+
+_FIELDS = """SELECT k, o, st, st.a AS sa, st.b AS sb, named_struct('n', st) AS nst FROM VALUES
+    (1, 1, named_struct('a', 1L, 'b', 'x')), (1, 2, named_struct('a', 5L, 'b', 'y')),
+    (1, 3, named_struct('a', 7L, 'b', 'z')), (1, 4, named_struct('a', 2L, 'b', 'w')),
+    (2, 1, named_struct('a', 4L, 'b', 'v')), (2, 2, CAST(NULL AS STRUCT<a: BIGINT, b: STRING>)) AS t(k, o, st)"""
+
+
+@pytest.mark.parametrize("out, fields, flat", [
+    ("k, m, f, la, ub, bb", """MEASURES max(A.st.a) AS m, FIRST(A.st.b) AS f, A.st.a AS la, LAST(U.st.b, 1) AS ub, B.st.b AS bb
+        PATTERN (A+ B) SUBSET U = (A, B) DEFINE A AS st.a < 7 OR st IS NULL, B AS B.st.a >= PREV(st.a)""",
+     """MEASURES max(A.sa) AS m, FIRST(A.sb) AS f, A.sa AS la, LAST(U.sb, 1) AS ub, B.sb AS bb
+        PATTERN (A+ B) SUBSET U = (A, B) DEFINE A AS sa < 7 OR st IS NULL, B AS B.sa >= PREV(sa)"""),
+    ("k, o, la, mx, s", """MEASURES A.nst.n.a AS la, max(nst.n.a) AS mx, RUNNING sum(st.a) AS s ALL ROWS PER MATCH WITH UNMATCHED ROWS
+        PATTERN (A+) DEFINE A AS nst.n.a < 7 AND PREV(nst).n.b <> 'zz'""",
+     """MEASURES A.sa AS la, max(sa) AS mx, RUNNING sum(sa) AS s ALL ROWS PER MATCH WITH UNMATCHED ROWS
+        PATTERN (A+) DEFINE A AS sa < 7 AND PREV(sb) <> 'zz'"""),
+])
+def test_struct_fields_through_variables_and_columns(mr_spark, out, fields, flat):
+    # A.st.a is field a of A.st and st.a field a of the column st (both were refused: 'ST is not
+    # a pattern variable or subset'): the same rows as the query over the fields as columns
+    clause = f"SELECT {out} FROM ({{}}) MATCH_RECOGNIZE (PARTITION BY k ORDER BY o {{}}) m ORDER BY ALL"
+    expected = rows(mr_spark, clause.format(_FIELDS, flat))
+    assert expected and rows(mr_spark, clause.format(_FIELDS, fields)) == expected
+
+
+@pytest.mark.parametrize("condition, needle, message", [
+    ("x.st > 3", "x.st", "X is not a pattern variable or subset"),
+    ("B.st.a > A.st.a", "A.st.a", "over match state"),
+])
+def test_struct_fields_refused_where_written(mr_spark, condition, needle, message):
+    sql = f"""SELECT * FROM ({_FIELDS}) MATCH_RECOGNIZE (PARTITION BY k ORDER BY o MEASURES COUNT(*) AS n
+        PATTERN (A B+) DEFINE B AS {condition}) m"""
+    e = analysis_error(mr_spark, sql)
+    assert message in str(e) and (e.line, e.column) == at(sql, needle)

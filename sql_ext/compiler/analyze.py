@@ -127,6 +127,7 @@ def analyze_body(body) -> Body:
         raise error("SEMANTICS STANDARD DISTINCT: DISTINCT applies to SEMANTICS FLINKCEP (standard semantics "
                     "report each match once)", body.distinct)
     skip = _skip(body, var_names, subsets)
+    _field_references(body, {*var_names, *subsets})
     if skip.mode is SkipMode.NO_SKIP and semantics is Semantics.STANDARD:
         raise error("AFTER MATCH NO SKIP requires SEMANTICS FLINKCEP (standard semantics report one "
                     "match per start row; use AFTER MATCH SKIP TO NEXT ROW)", body.skip or body)
@@ -169,6 +170,8 @@ def analysis_column(analysis: Analysis, column: exp.Column) -> str:
     """The exact input column name a column reference resolves to (case-insensitively, as
     Spark resolves names)."""
     found = [c for c in analysis.input_columns if c.lower() == column.name.lower()]
+    if not found and column.meta.get("fields"):  # (``_field_references``: ``x.y`` read as x's field y)
+        raise error(f"{variable_name(column.this)} is not a pattern variable or subset", column)
     if not found:
         raise error(f"column {column.name} cannot be resolved; input columns are: "
                     f"{', '.join(analysis.input_columns)}", column)
@@ -276,6 +279,29 @@ def _expressions(body) -> list:
     """The expressions of a clause's or a layer's MEASURES and DEFINE."""
     return [*(m.this for m in body.measures),
             *(e for d in body.definitions for e in (d.condition, d.until) if e is not None)]
+
+
+def _field_references(body, variables: set) -> None:
+    """Read ``A.st.a`` (``A`` a pattern variable or subset) as field ``a`` of ``A.st``, and
+    ``st.a`` or ``st.a.b`` (``st`` none) as fields of the column ``st`` - what Spark reads a
+    name of several parts as when its first part is no table - in ``body``'s MEASURES and
+    DEFINE (not in subqueries), in place."""
+    for node in _expressions(body):
+        columns = [n for n in node.walk(bfs=False, prune=lambda n: isinstance(n, (exp.Subquery, exp.Select)))
+                   if isinstance(n, exp.Column) and n.args.get("table") is not None and
+                   not isinstance(n.this, exp.Star)]
+        for column in columns:
+            parts = [p for p in (*(column.args.get(k) for k in ("catalog", "db", "table")), column.this)
+                     if p is not None]
+            qualified = variable_name(parts[0]) in variables
+            if qualified and len(parts) == 2:
+                continue
+            head = exp.Column(this=parts[1], table=parts[0]) if qualified else exp.Column(this=parts[0])
+            head.meta.update(column.meta, fields=True)
+            for field in parts[2 if qualified else 1:]:
+                head = exp.Dot(this=head, expression=field)
+                head.meta.update(column.meta)
+            column.replace(head)
 
 
 def _span_call(body) -> SpanCall | None:
