@@ -258,6 +258,25 @@ def udtfs(spark, sql: str) -> set:
     return set(re.findall(r"sparkcep_mr_[0-9a-f]{16}", spark.sql(f"EXPLAIN {sql}").collect()[0][0]))
 
 
+@pytest.mark.parametrize("within, junction", [("INTERVAL '10' MINUTE", "->"), ("INTERVAL '10' MINUTE", "->>"),
+                                              ("INTERVAL '0:10' HOUR TO MINUTE", "->")])
+def test_a_span_within_over_a_join_reads_only_the_mapped_items(mr_spark, within, junction):
+    """The top's WITHIN over its members' span is MAX(end) <= MIN(start) + T over the items its
+    match maps: with '->' / '->>' the item passed over (the Z at [-50, 2], between P's and Y's
+    ends) does not widen it, so P -> Y matches (the matcher's per-item window of 962942d ended
+    the run there); a WITHIN written as another interval form runs as before 962942d (where the
+    one pass raised)."""
+    _alarms(mr_spark, [(0, 1, "x"), (-50, 2, "z"), (2, 3, "y")])
+    sql = f"""SELECT * FROM alarms MATCH_RECOGNIZE (
+  PARTITION BY sensor ORDER BY a_end PERIOD (a_start, a_end)
+  LAYER xs AS (MEASURES COUNT(*) AS n PATTERN (X) DEFINE X AS sev = 'x')
+  MEASURES EVENT_START(P) AS p_start, Y.a_end AS y_end, MATCH_NUMBER() AS mn
+  PATTERN (P {junction} Y) WITHIN {within}
+  DEFINE P FROM xs, Y AS sev = 'y') AS m"""
+    rows = mr_spark.sql(sql).collect()
+    assert [(minutes(r.p_start), minutes(r.y_end), r.mn) for r in rows] == [(0, 3, 1)]
+
+
 def test_layers_sharing_the_partition_run_in_one_pass(mr_spark):
     """One UDTF (one shuffle, one pass) for a statement whose layers share its partition; the
     expansion's one per layer for a layer with its own PARTITION BY (example 5)."""

@@ -6,7 +6,8 @@ Each layer's plan is the one of the expansion's clause (``hierarchy.expand``) ov
 expansion's union, planned with every expression over columns in the engine (``Plan.engine``):
 the UDTF builds the union's items itself, so no column can be computed by Spark.  A layer's
 events carry its measures, evaluated by the engine over the layer's atoms.  A WITHIN over the
-members' span is the matcher's (``span``), not a conjunct of every condition.  Not covered (the
+members' span is the matcher's (``span``), not a conjunct of every condition, where the
+pattern maps every item of a match (``contiguous``).  Not covered (the
 statement keeps its expansion, same rows): a layer with its own PARTITION BY, an expression the
 engine does not evaluate (a subquery, MEASURES navigating over an expression, a function outside
 ``udtf.sparksql``), a layer measure the engine would type otherwise than Spark, WITH TIMEOUT ROWS.
@@ -19,6 +20,7 @@ from sqlglot import exp
 
 from udtf.errors import MatchRecognizeError
 from udtf.expr import type_of
+from udtf.pattern import STRICT, Repeat, Seq, walk
 from udtf.plan import Hierarchy, LayerPlan, Span, Value
 
 from . import lower
@@ -43,9 +45,11 @@ def layers(clause: MatchRecognizeClause, expanded: list, below: list, top: Expan
     try:
         fields = schema(f"SELECT * FROM {top.input}")
         analysis = analyze(spanless(top.clause), [f.name for f in fields])
-        if lower_engine(analysis, plan(analysis, {f.name: f.type for f in fields}, engine=True), fields,
-                        f"SELECT * FROM {top.input}", schema, settings) is None:
+        types = {f.name: f.type for f in fields}
+        planned = plan(analysis, types, engine=True)
+        if lower_engine(analysis, planned, fields, f"SELECT * FROM {top.input}", schema, settings) is None:
             return None
+        span(clause, clause, top.helpers, planned, types, settings)  # (``stack``'s: the engine evaluates it)
         for name, layer, (layer_clause, text), expansion in zip(names, clause.layers, expanded, below):
             fields = schema(f"SELECT * FROM {text}")
             analysis = analyze(spanless(layer_clause), [f.name for f in fields])
@@ -73,10 +77,21 @@ def layers(clause: MatchRecognizeClause, expanded: list, below: list, top: Expan
     return tuple(plans)
 
 
+def contiguous(body) -> bool:
+    """Does every match of ``body``'s pattern map each item from its first to its last, so that
+    its window conjunct has one value per (start, item)?  Not with ``->`` / ``->>`` junctions
+    or quantifiers, whose runs pass over items their aggregates do not read."""
+    return not any(isinstance(n, Seq) and any(j is not STRICT for j in n.junctions) or
+                   isinstance(n, Repeat) and n.inner is not STRICT for n in walk(analyze_body(body).pattern))
+
+
 def spanless(clause: MatchRecognizeClause) -> MatchRecognizeClause:
     """``clause`` (an expansion's layer or top) with the comparison of its window conjunct,
     ``MAX(end) <= MIN(start) + T`` (rule 6), TRUE: the matcher checks it per start and item
-    (``span``), where the conjunct would be evaluated per run."""
+    (``span``), where the conjunct would be evaluated per run; ``clause`` itself when its
+    pattern passes over rows (``contiguous``)."""
+    if not contiguous(clause):
+        return clause
     clause = clause.copy()
     for node in [n for n in clause.find_all(exp.LTE) if n.meta.get(SPAN)]:
         node.replace(exp.true())
@@ -87,8 +102,8 @@ def span(clause: MatchRecognizeClause, body, helpers: Helpers, planned: Plan, ty
          settings: Settings) -> Span | None:
     """The WITHIN of ``body`` (a LAYER of ``clause`` or its top, ``planned`` over a union typed
     ``types``) over its members' span, as ``spanless`` took it from the conditions; None when
-    it has none or it is over instants."""
-    if body.within is None or not over_spans(clause, analyze_body(body)):
+    it has none, it is over instants or the pattern passes over rows (``contiguous``)."""
+    if body.within is None or not over_spans(clause, analyze_body(body)) or not contiguous(body):
         return None
     start, end = helpers.start, helpers.end
     node = exp.LTE(this=exp.column(end), expression=exp.Add(this=exp.column(start),
