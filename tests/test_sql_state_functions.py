@@ -256,6 +256,7 @@ def test_like_over_a_navigated_string(mr_spark):
     ("array_position(array_agg(A.v), 1) > 0", "array_position", "DATATYPE_MISMATCH.ARRAY_FUNCTION_DIFF_TYPES"),
     ("array_contains(array_agg(A.m), A.m)", "array_contains", "DATATYPE_MISMATCH.INVALID_ORDERING_TYPE"),
     ("size(A.x) > 0", "size", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("array_position(A.x, 1) > 0", "array_position", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
     ("A.v LIKE ANY ('a%', A.v)", "A.v LIKE ANY", "is not supported"),
     ("array_position(array_agg(CAST(A.x AS DECIMAL(2,1))), 99999999999999999999.99) > 0", "array_position",
      "DATATYPE_MISMATCH.ARRAY_FUNCTION_DIFF_TYPES"),

@@ -1100,11 +1100,8 @@ def array_search_sig(f, args, ansi):
     a, v = _t(args[0]), _t(args[1])
     if a.is_void or v.is_void and f == "array_contains":
         raise _null_typed(f)
-    if a.kind is not TypeKind.ARRAY:
-        if f == "array_contains":
-            _array_arg(f, a, "first", '"ARRAY"')
-        w = None
-    elif f == "array_contains":
+    _array_arg(f, a, "first", '"ARRAY"')
+    if f == "array_contains":
         w = _wider_two(a.element, v, False, strings=False)
     else:
         w = _tightest(a.element, v, False)
