@@ -28,7 +28,7 @@ import math
 import operator
 import struct
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from enum import Enum
 from typing import Any, Callable, NamedTuple, Sequence
 
