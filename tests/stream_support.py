@@ -114,7 +114,12 @@ def _script(spark, path: str):
 def run_until(df, checkpoint: str, done, timeout: float = 240):
     """Run the streaming DataFrame ``df`` with a 200 ms processing-time trigger until
     ``done(rows)`` holds of its collected rows (batch id, row), at most ``timeout`` seconds;
-    (those rows, the query's progress reports)."""
+    (those rows, the query's progress reports).
+
+    The query stops only once the last batch that delivered rows is in the checkpoint's
+    commit log: a foreachBatch sink is replayed from the last committed batch, so stopping
+    between the delivery and the commit would hand the batch's rows to the next run again
+    (this collecting sink is not idempotent by batch id)."""
     import time
 
     got: list = []
@@ -125,6 +130,10 @@ def run_until(df, checkpoint: str, done, timeout: float = 240):
         deadline = time.monotonic() + timeout
         while not done(list(got)) and time.monotonic() < deadline and query.isActive:
             time.sleep(0.5)
+        delivered = [batch for batch, _ in got]
+        while delivered and query.isActive and time.monotonic() < deadline \
+                and not os.path.exists(os.path.join(checkpoint, "commits", str(max(delivered)))):
+            time.sleep(0.1)
         if query.exception() is not None:
             raise query.exception()
         progress = query.recentProgress
