@@ -598,7 +598,7 @@ def test_processing_time_within_times_out_idle_keys_exactly_once(ss, workdir):
     assert timeout_batch > 0  # the script's one batch of rows is micro-batch 0
     write_script(script, schema, [[["p", 1, 1], ["p", 2, 2], ["q", 1, 3]], [["q", 2, 4], ["r", 1, 5], ["r", 2, 6]]])
     second, _ = run_until(query, f"{workdir}/cp", lambda got: any(r[0] == "r" for _, r in got))
-    assert [r for _, r in second] == [("r", 5, 6, False)]
+    assert [r for _, r in second] == [("r", 5, 6, False)], (timeout_batch, second)
     assert min(batch for batch, _ in second) > timeout_batch
 
 
