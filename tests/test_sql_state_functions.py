@@ -71,7 +71,13 @@ EXPRESSIONS = [
     "$s ILIKE ANY ('a%', 'σας')", "$s NOT ILIKE ALL ('%B%', '')", "$i LIKE SOME ('1%', '-%')",
     "element_at($ast, 1) ILIKE ALL ('%', '_')", "array_contains(array($i + 16777216), CAST(16777216 AS FLOAT))",
     "array_position(array(CAST($i AS BIGINT) + 16777216), CAST(16777216 AS FLOAT))", "$s LIKE ANY ('%\\%%', 'a\\_c')",
+    "$ai[$i]", "$ast[0]", "$ad[CAST($i AS BIGINT) + 4294967296]", "$adt[CAST($i AS TINYINT)]", "$ai[NULL]",
+    "get($ai, $i)", "get($ast, CAST($i AS STRING))", "get($ad, CAST($i AS BIGINT) - 1)",
+    "$m[$i]", "$m['3']", "$m[CAST($i AS BIGINT)]", "$m[NULL]", "array($s, $p)[1]",
 ]
+# the subscripts Spark raises on under ANSI: (array column, index of the value row)
+SUBSCRIPTS = {"$ai[$i]": ("ai", lambda i: i), "$ast[0]": ("ast", lambda i: 0),
+              "$ad[CAST($i AS BIGINT) + 4294967296]": ("ad", lambda i: i), "$adt[CAST($i AS TINYINT)]": ("adt", lambda i: i)}
 ROWS = 36
 
 
@@ -110,6 +116,10 @@ def _skipped(e: str, row: dict, ansi: bool) -> bool:
         escape = e.split("ESCAPE '")[1][0] if "ESCAPE" in e else "\\"
         pattern = row["p"].lower() if "ILIKE" in e else row["p"]
         return not _valid_pattern(pattern, escape)
+    if e in SUBSCRIPTS and ansi:
+        column, index = SUBSCRIPTS[e]
+        arr, i = row[column], row["i"] if "$i" in e else 0
+        return arr is not None and i is not None and not 0 <= index(i) < len(arr)
     call = re.match(r"element_at\(\$(a\w+), (\$i|-?\d+|CAST\((\d+) AS TINYINT\))\)", e)
     if call and ansi:
         column, index, small = call.groups()
@@ -156,7 +166,8 @@ def test_errors_over_match_state_are_sparks(mr_spark, ansi):
              ("$s LIKE $p", dict(s="ab", p="a\\b")), ("$s LIKE $p", dict(s="ab", p="a\\")),
              ("$s ILIKE $p ESCAPE '!'", dict(s="ab", p="a!b")), ("$s NOT LIKE $p ESCAPE 'a'", dict(s="a", p="A")),
              ("$s ILIKE $p ESCAPE 'a'", dict(s="a", p="A")), ("$s LIKE ANY ('%', 'a\\\\x')", dict(s="ab")),
-             ("$s NOT ILIKE ALL ('x%', '\\\\')", dict(s="ab"))]
+             ("$s NOT ILIKE ALL ('x%', '\\\\')", dict(s="ab")), ("$ai[$i]", dict(ai=(1, 2, 3), i=3)),
+             ("$ast[$i]", dict(ast=("a",), i=-1)), ("get($ai, $i)", dict(ai=(1, 2), i=2))]
     names = [c.split()[0] for c in COLUMNS.split(", ")]
     seen = set()
     with session_confs(mr_spark, {"spark.sql.ansi.enabled": str(ansi).lower()}):
@@ -169,7 +180,7 @@ def test_errors_over_match_state_are_sparks(mr_spark, ansi):
             assert got == want, (e, given)
             seen.add(want)
     assert {"INVALID_INDEX_OF_ZERO", "INVALID_FORMAT.ESC_IN_THE_MIDDLE", "INVALID_FORMAT.ESC_AT_THE_END"} <= seen
-    assert ("INVALID_ARRAY_INDEX_IN_ELEMENT_AT" in seen) == ansi
+    assert ("INVALID_ARRAY_INDEX_IN_ELEMENT_AT" in seen) == ansi and ("INVALID_ARRAY_INDEX" in seen) == ansi
 
 
 @pytest.mark.parametrize("ansi, size_of_null", [(True, "true"), (False, "true"), (False, "false")])
@@ -261,6 +272,15 @@ def test_like_over_a_navigated_string(mr_spark):
     ("array_position(array_agg(CAST(A.x AS DECIMAL(2,1))), 99999999999999999999.99) > 0", "array_position",
      "DATATYPE_MISMATCH.ARRAY_FUNCTION_DIFF_TYPES"),
     ("size(array(A.x, A.v = 'a')) > 0", "array(", "DATATYPE_MISMATCH.DATA_DIFF_TYPES"),
+    ("CAST(A.x AS DOUBLE) div 1 > 0", "CAST(A.x AS DOUBLE) div", "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES"),
+    ("A.x + CAST(A.x AS DOUBLE) div B.x > 0", "CAST(A.x AS DOUBLE) div", "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES"),
+    ("CAST(A.x AS FLOAT) div CAST(A.x AS FLOAT) > 0", "CAST(A.x AS FLOAT) div", "DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE"),
+    ("CAST(A.x AS DECIMAL(4,1)) div CAST(B.x AS FLOAT) > 0", "CAST(A.x AS DECIMAL", "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES"),
+    ("A.m[true] = 'a'", "A.m[", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("array_agg(A.x)['1'] > 0", "array_agg(A.x)[", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("array_agg(A.x)[1.0] > 0", "array_agg(A.x)[", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("get(A.m, 1) = 'a'", "get(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("get(array_agg(A.x), true) > 0", "get(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
 ])
 def test_refused_calls_are_errors_at_the_call(mr_spark, define, needle, message):
     view(mr_spark, "seqm", "p int, o int, v string, x int, m map<int, string>", [(*r, {1: "a"}) for r in SEQ])

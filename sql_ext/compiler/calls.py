@@ -108,6 +108,12 @@ def _element_at(safe: bool):
         bool(node.args.get("safe")) == safe and len(node.expressions) == 1 else None
 
 
+def _subscript(node):
+    """``a[i]`` / ``m[k]``: sqlglot's Bracket without an offset (``element_at`` sets 1)."""
+    return [node.this, *node.expressions] if not node.args.get("offset") and not node.args.get("safe") and \
+        len(node.expressions) == 1 else None
+
+
 # (node, name, operands(node) or None where the node is not that call), tried in order
 SHAPED = (
     (exp.Is, "is_null", _is_null),
@@ -133,10 +139,11 @@ SHAPED = (
      lambda node: [node.this, node.expression] + [n for n in [node.args.get("null")] if n is not None]),
     (exp.Bracket, "element_at", _element_at(False)),
     (exp.Bracket, "try_element_at", _element_at(True)),
+    (exp.Bracket, "subscript", _subscript),
 )
 
 AS_WRITTEN = {"cardinality": None, "bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),
-              "date_sub": (2,), "datediff": (2,), "date_diff": (2,)}
+              "date_sub": (2,), "datediff": (2,), "date_diff": (2,), "get": (2,)}
 
 # aggregates (``udtf.sparksql.aggregates``, found by name) sqlglot parses into nodes that drop an
 # argument (percentile's frequency, first / last's ignoreNulls), refuse one (first_value(x, true))

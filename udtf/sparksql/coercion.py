@@ -426,6 +426,8 @@ def arithmetic_sig(f: str, args: list, ansi: bool) -> Signature:
             return Signature((BIGINT, BIGINT), BIGINT)
         return Signature((VOID, VOID), VOID) if False else Signature((DOUBLE, DOUBLE), DOUBLE) \
             if f == "/" else Signature((VOID, VOID), VOID)
+    if f == "div":
+        _integral_divide_types(l, r)
     for t in (l, r):
         if not (t.is_numeric or t.is_void):
             if l != r and not (l.is_void or r.is_void):
@@ -441,17 +443,9 @@ def arithmetic_sig(f: str, args: list, ansi: bool) -> Signature:
     if r.is_void:
         r = l
         b = r
-    if f == "div":
-        # IntegralDivide: LongType or DecimalType inputs, result bigint
+    if f == "div":  # IntegralDivide: BIGINT or DECIMAL operands (``_integral_divide_types``), result BIGINT
         if l.is_decimal or r.is_decimal:
-            if l.is_floating or r.is_floating:
-                raise _mismatch("BINARY_OP_WRONG_TYPE", "div requires integral or decimal input")
-            dl, dr = decimal_for(a), decimal_for(b)
-            return Signature((dl, dr), BIGINT)
-        if l.is_floating or r.is_floating:
-            raise _mismatch("BINARY_OP_WRONG_TYPE",
-                            f"the binary operator requires the input type (\"BIGINT\" or "
-                            f"\"DECIMAL\"), not {_sql(l if l.is_floating else r)}.")
+            return Signature((decimal_for(a), decimal_for(b)), BIGINT)
         return Signature((BIGINT, BIGINT), BIGINT)
     if l.is_decimal or r.is_decimal:
         if l.is_floating or r.is_floating:
@@ -462,6 +456,34 @@ def arithmetic_sig(f: str, args: list, ansi: bool) -> Signature:
         return Signature((DOUBLE, DOUBLE), DOUBLE)
     w = _tightest(l, r, ansi)
     return _plain_arith(f, w)
+
+
+def _integral_divide_types(l: SqlType, r: SqlType) -> None:
+    """Spark's analysis of ``l div r`` over numbers (or NULL): DecimalPrecision casts a decimal
+    next to a FLOAT or DOUBLE to DOUBLE, IntegralDivision an integral to BIGINT, and a NULL
+    takes the other side's type where that is BIGINT or a decimal; then different types are
+    BINARY_OP_DIFF_TYPES (``1.5D div 1``: DOUBLE and BIGINT) and a type other than BIGINT or
+    DECIMAL is BINARY_OP_WRONG_TYPE (``1.5D div 1.5D``)."""
+    def promoted(t: SqlType, other: SqlType) -> SqlType:
+        if t.is_decimal and other.is_floating:
+            return DOUBLE
+        if t.is_integral:  # next to a decimal, DecimalPrecision makes it one
+            return t if other.is_decimal else BIGINT
+        return t
+    l2, r2 = promoted(l, r), promoted(r, l)
+    if l2.is_void and (r2 == BIGINT or r2.is_decimal or r2.is_void):
+        return
+    if r2.is_void and (l2 == BIGINT or l2.is_decimal):
+        return
+    if (l2.is_decimal or r2.is_decimal) and (l2.is_integral or l2.is_decimal) and (r2.is_integral or r2.is_decimal):
+        return
+    if l2 != r2:
+        raise _mismatch("BINARY_OP_DIFF_TYPES", f"the left and right operands of the binary operator have "
+                                                f"incompatible types ({_sql(l2)} and {_sql(r2)}).")
+    if not (l2 == BIGINT or l2.is_decimal):
+        raise _mismatch("BINARY_OP_WRONG_TYPE",
+                        f"the binary operator requires the input type (\"BIGINT\" or \"DECIMAL\" or "
+                        f"\"INTERVAL YEAR TO MONTH\" or \"INTERVAL DAY TO SECOND\"), not {_sql(l2)}.")
 
 
 def _plain_arith(f, w):
@@ -1039,6 +1061,41 @@ def element_at_sig(f, args, ansi):
         raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The second parameter requires the \"INT\" type, however "
                                                  f"has the type {_sql(i)}.")
     return Signature((t, INT), t.element)
+
+
+def subscript_sig(f, args, ansi):
+    """``a[i]`` (GetArrayItem): an integral index of any width, kept (the element is read at its
+    ``intValue()``); the element's type.  ``m[k]`` (GetMapValue): the key implicitly cast to the
+    map's key type (``m['1']``, ``m[1.5]`` over INT keys); the value's type.  Of a STRUCT (field
+    access) or keys of a collated string: refused."""
+    _arity(f, args, 2)
+    c, i = _t(args[0]), _t(args[1])
+    if c.kind is TypeKind.MAP:
+        key = implicit_cast(i, c.key, ansi)
+        if key is None or (i.is_string and c.key.is_string and i != c.key):
+            raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The second parameter requires the {_sql(c.key)} type, however "
+                                                     f"has the type {_sql(i)}.")
+        _binary_strings(f, c.key)
+        return Signature((c, c.key), c.element)
+    if c.kind is not TypeKind.ARRAY:
+        raise NotImplementedError(f"a subscript of {_sql(c)} (only of an ARRAY or a MAP)")
+    if not (i.is_integral or i.is_void):
+        raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The second parameter requires the \"INTEGRAL\" type, however "
+                                                 f"has the type {_sql(i)}.")
+    return Signature((c, i), c.element)
+
+
+def get_sig(f, args, ansi):
+    """Get(array, index): an ARRAY, the index implicitly cast to INT (``get(a, '1')``, ``get(a,
+    1.9)``); the element's type."""
+    _arity(f, args, 2)
+    c, i = _t(args[0]), _t(args[1])
+    _array_arg(f, c, "first", '"ARRAY"')
+    index = implicit_cast(i, INT, ansi)
+    if index is None:
+        raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The second parameter requires the \"INT\" type, however "
+                                                 f"has the type {_sql(i)}.")
+    return Signature((c, INT), c.element)
 
 
 def array_extreme_sig(f, args, ansi):

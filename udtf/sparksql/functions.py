@@ -214,6 +214,9 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("try_element_at", T.element_at_sig, B.element_at_fn, nullable=Nullable.ALWAYS),
     # (``legacy_size``: Size with spark.sql.legacy.sizeOfNull and without ANSI, -1 of NULL;
     # ``sql_ext.compiler.lower`` picks it for ``size`` from the session's settings)
+    # (``a[i]`` / ``m[k]``: GetArrayItem / GetMapValue; ``get(a, i)``: GetArrayItem that never fails)
+    Function("subscript", T.subscript_sig, B.subscript_fn, nullable=Nullable.ALWAYS),
+    Function("get", T.get_sig, B.subscript_fn, nullable=Nullable.ALWAYS),
     Function("size", T.size_sig, B.size_fn, aliases=("cardinality",), raises=_never),
     Function("legacy_size", T.size_sig, B.size_fn, order=Order.EAGER, nullable=Nullable.NEVER, raises=_never),
     _math("array_contains", T.array_search_sig, B.array_search_fn, nullable=Nullable.ALWAYS, raises=_never),

@@ -1372,6 +1372,27 @@ def element_at_fn(f, types, result, ansi, zone):
     return element_at
 
 
+def subscript_fn(f, types, result, ansi, zone):
+    """``a[i]`` (GetArrayItem): 0-based at the index's ``intValue()`` (its low 32 bits); out of
+    range (negative too) NULL, or under ANSI (not ``get``) INVALID_ARRAY_INDEX.  ``m[k]``
+    (GetMapValue): the value of the first equal key, NULL when none is (in both modes)."""
+    if types[0].kind is TypeKind.MAP:
+        return _map_lookup(types[1])
+    fail = ansi and f == "subscript"
+
+    def item(arr, i):
+        i = (i + (1 << 31)) % (1 << 32) - (1 << 31)
+        n = len(arr)
+        if 0 <= i < n:
+            return arr[i]
+        if fail:
+            raise SparkError("INVALID_ARRAY_INDEX",
+                             f"The index {i} is out of bounds. The array has {n} elements. Use the SQL function "
+                             "`get()` to tolerate accessing element at invalid index and return NULL instead.")
+        return None
+    return item
+
+
 def array_extreme_fn(f, types, result, ansi, zone):
     """ArrayMax / ArrayMin: the first greatest (least) non-NULL element by Spark's ordering of
     the element type (NaN above every double, -0.0 = 0.0, strings by collation); NULL when
