@@ -1,6 +1,8 @@
 """LIKE / ILIKE (ESCAPE, NOT), array_join, element_at / try_element_at (of arrays and maps),
 array_max / array_min, size / cardinality, array_contains, array_position, the array(...)
-constructor and [NOT] LIKE / ILIKE ANY / ALL over match state give what Spark gives for the same values.
+constructor, [NOT] LIKE / ILIKE ANY / ALL, subscripts (``a[i]``, ``m[k]``, ``get``), contains /
+startswith / endswith / replace (UTF8_BINARY and UTF8_LCASE) and nanvl over match state give
+what Spark gives for the same values.
 
 The engine evaluates them where they read match state (a variable's column, an aggregate such
 as ``array_agg``); each check compares that with Spark's own evaluation of the same expression
@@ -26,7 +28,7 @@ from tests.match_state_support import error_class
 
 COLUMNS = ("ai array<int>, ad array<double>, ast array<string>, adec array<decimal(10,2)>, adt array<date>, "
            "ats array<timestamp>, ab array<boolean>, i int, s string, p string, d string, nr string, x double, "
-           "m map<int,string>")
+           "m map<int,string>, l string collate utf8_lcase, lp string collate utf8_lcase")
 NAN, INF = float("nan"), float("inf")
 POOLS = {
     "ai": [None, (), (1, 2, 3), (None,), (7, None, -2), (5,), (-(1 << 31), (1 << 31) - 1, 0), (3, 3, None, 9)],
@@ -45,6 +47,10 @@ POOLS = {
     "nr": [None, "N", ""],
     "x": [None, NAN, -0.0, 0.0, 1.5, INF, 1e20, -2.0],
     "m": [None, {}, {1: "a", 2: None}, {-1: "z", 3: "c", 100: ""}],
+    "l": [None, "", "\u0130", "i\u0307", "a\u0130b", "\u03a3\u0391\u03a3", "\u03c3\u03b1\u03c2", "\u03c2", "AbC",
+          "abcABC", "\u01c5", "\u00df", "\u1e9e", "\u212a", "aaa"],
+    "lp": [None, "", "i", "i\u0307", "\u0130", "\u03c3", "\u03a3", "\u03c2", "b", "BC", "\u01c6", "k", "A", "aa",
+           "\u0307"],
 }
 # E(x, ...) with $c for a column: the engine reads A.c (match state), Spark c (the same row)
 EXPRESSIONS = [
@@ -73,6 +79,12 @@ EXPRESSIONS = [
     "array_position(array(CAST($i AS BIGINT) + 16777216), CAST(16777216 AS FLOAT))", "$s LIKE ANY ('%\\%%', 'a\\_c')",
     "$ai[$i]", "$ast[0]", "$ad[CAST($i AS BIGINT) + 4294967296]", "$adt[CAST($i AS TINYINT)]", "$ai[NULL]",
     "get($ai, $i)", "get($ast, CAST($i AS STRING))", "get($ad, CAST($i AS BIGINT) - 1)",
+    "contains($s, $p)", "startswith($s, $p)", "endswith($s, $p)", "replace($s, $p, '<>')", "replace($s, $p)",
+    "contains($i, '1')", "startswith($x, '1')", "endswith($p, NULL)", "replace($i, 1, $x)", "replace($s, 'a', $nr)",
+    "contains($l, $lp)", "startswith($l, $lp)", "endswith($l, $lp)", "replace($l, $lp, '-')", "replace($l, 'A')",
+    "contains($l, 'i')", "endswith($l, 'Σ')", "replace($l, $lp, $lp)",
+    "nanvl($x, 0.5D)", "nanvl($x, CAST($i AS FLOAT))", "nanvl(CAST($x AS FLOAT), NULL)", "nanvl($i, $x)",
+    "nanvl($x, NULL)", "nanvl($x, $x + 1)",
     "$m[$i]", "$m['3']", "$m[CAST($i AS BIGINT)]", "$m[NULL]", "array($s, $p)[1]",
 ]
 # the subscripts Spark raises on under ANSI: (array column, index of the value row)
@@ -280,6 +292,9 @@ def test_like_over_a_navigated_string(mr_spark):
     ("array_agg(A.x)['1'] > 0", "array_agg(A.x)[", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
     ("array_agg(A.x)[1.0] > 0", "array_agg(A.x)[", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
     ("get(A.m, 1) = 'a'", "get(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("contains(array_agg(A.v), 'a')", "contains(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("replace(A.v, A.m) = 'a'", "replace(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("nanvl(A.v = 'a', 1.0D) > 0", "nanvl(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
     ("get(array_agg(A.x), true) > 0", "get(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
 ])
 def test_refused_calls_are_errors_at_the_call(mr_spark, define, needle, message):
@@ -287,6 +302,15 @@ def test_refused_calls_are_errors_at_the_call(mr_spark, define, needle, message)
     sql = f"SELECT * FROM seqm MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n PATTERN (A B) DEFINE B AS {define})"
     error = analysis_error(mr_spark, sql)
     assert (error.line, error.column) == at(sql, needle) and message in error.message, error
+
+
+@pytest.mark.parametrize("call", ["startswith(A.v, 'a')", "replace(A.v, 'a', 'b') = 'b'"])
+def test_string_search_over_a_trim_collation_is_refused_at_the_call(mr_spark, call):
+    mr_spark.sql("CREATE OR REPLACE TEMP VIEW seq_rtrim AS SELECT p, o, v COLLATE UTF8_LCASE_RTRIM AS v FROM "
+                 "VALUES (1, 1, 'a') AS t(p, o, v)")
+    sql = f"SELECT * FROM seq_rtrim MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n PATTERN (A B) DEFINE B AS {call})"
+    error = analysis_error(mr_spark, sql)
+    assert (error.line, error.column) == at(sql, call[:6]) and "UTF8_LCASE_RTRIM" in error.message, error
 
 
 def test_like_over_a_collated_string_is_refused_at_the_call(mr_spark):

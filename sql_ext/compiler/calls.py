@@ -25,7 +25,8 @@ NODES = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", e
          exp.Upper: "upper", exp.Lower: "lower", exp.Substring: "substring",
          exp.IsNan: "isnan", exp.Degrees: "degrees", exp.ArrayMax: "array_max", exp.ArrayMin: "array_min",
          exp.ArraySize: "size", exp.ArrayContains: "array_contains", exp.ArrayPosition: "array_position",
-         exp.Array: "array",
+         exp.Array: "array", exp.Nanvl: "nanvl", exp.Contains: "contains", exp.StartsWith: "startswith",
+         exp.EndsWith: "endswith", exp.Replace: "replace",
          }
 
 

@@ -957,6 +957,58 @@ def string_sig(f, args, ansi):
     return Signature((s,), INT if f == "length" else STRING)
 
 
+def string_search_sig(f, args, ansi):
+    """Contains / StartsWith / EndsWith (a BOOLEAN) and StringReplace (src, search[, replace]:
+    a string of src's type), ImplicitCastInputTypes: an atomic argument cast to STRING, of the
+    strings' collation (``sql_ext``'s CollationTypeCoercion gives them one).  UTF8_BINARY and
+    UTF8_LCASE only (the _RTRIM ones and ICU's are refused); BINARY arguments (Spark's binary
+    forms) are refused."""
+    if f == "replace":
+        _arity(f, args, 2, 3)
+    else:
+        _arity(f, args, 2)
+    types = [_t(a) for a in args]
+    string = next((t for t in types if t.is_string), STRING)
+    out = []
+    for i, t in enumerate(types):
+        if t.kind is TypeKind.BINARY:
+            raise NotImplementedError(f"`{f}` of BINARY")
+        cast = t if t.is_string else implicit_cast(t, string, ansi) if t.is_atomic or t.is_void else None
+        if cast is None:
+            raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The {_ORDINALS[i]} parameter requires the \"STRING\" type, "
+                                                     f"however has the type {_sql(t)}.")
+        out.append(cast)
+    name = (string.collation or "UTF8_BINARY").upper()
+    if name not in ("UTF8_BINARY", "UTF8_LCASE"):
+        raise NotImplementedError(f"`{f}` over STRING COLLATE {name} (only UTF8_BINARY and UTF8_LCASE)")
+    return Signature(tuple(out), string if f == "replace" else BOOLEAN)
+
+
+_ORDINALS = ("first", "second", "third")
+
+
+def nanvl_sig(f, args, ansi):
+    """NaNvl(x, y): each a DOUBLE or FLOAT, anything else implicitly cast to DOUBLE (a NULL
+    ``y`` to ``x``'s type); a FLOAT next to a DOUBLE is cast to DOUBLE; ``x``'s type."""
+    _arity(f, args, 2)
+    l, r = _t(args[0]), _t(args[1])
+    out = []
+    for i, t in enumerate((l, r)):
+        if t in (DOUBLE, FLOAT):
+            out.append(t)
+        elif t.is_void and i == 1 and l == FLOAT:
+            out.append(FLOAT)
+        else:
+            cast = implicit_cast(t, DOUBLE, ansi)
+            if cast is None:
+                raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The {_ORDINALS[i]} parameter requires the (\"DOUBLE\" or "
+                                                         f"\"FLOAT\") type, however has the type {_sql(t)}.")
+            out.append(cast)
+    if out[0] != out[1]:
+        out = [DOUBLE, DOUBLE]
+    return Signature(tuple(out), out[0])
+
+
 def substring_sig(f, args, ansi):
     _arity(f, args, 2, 3)
     t = _t(args[0])

@@ -51,3 +51,57 @@ def _lcase(s: str) -> str:
 
 def _lcase_rtrim(s: str) -> str:
     return _lcase(s.rstrip(" "))
+
+
+# ---- UTF8_LCASE string search (Spark's CollationAwareUTF8String.lowercase*) ------------------
+# A match is a run of whole code points of the target whose lower-cased code points (each as
+# ``_lcase`` maps it alone) spell the lower-cased pattern: "İ" (lower "i" + U+0307) contains
+# neither "i" nor U+0307, and "ς" matches "Σ" and "σ".
+
+def _match_length(target: str, pattern: str, start: int) -> int | None:
+    """The number of code points of ``target`` from ``start`` that match the lower-cased
+    ``pattern`` (0 for an empty one), or None."""
+    acc = ""
+    if acc == pattern:
+        return 0
+    for j in range(start, len(target)):
+        acc += _lcase(target[j])
+        if acc == pattern:
+            return j - start + 1
+        if not pattern.startswith(acc):
+            return None
+    return None
+
+
+def lcase_find(target: str, pattern: str, start: int = 0) -> int:
+    """The first code point position >= ``start`` where ``pattern`` matches under UTF8_LCASE, or -1."""
+    lowered = _lcase(pattern)
+    for i in range(start, len(target) + 1):
+        if _match_length(target, lowered, i) is not None:
+            return i
+    return -1
+
+
+def lcase_starts_with(target: str, pattern: str) -> bool:
+    return _match_length(target, _lcase(pattern), 0) is not None
+
+
+def lcase_ends_with(target: str, pattern: str) -> bool:
+    lowered = _lcase(pattern)
+    return any(_match_length(target, lowered, i) == len(target) - i for i in range(len(target) + 1))
+
+
+def lcase_replace(target: str, search: str, replacement: str) -> str:
+    """Every match of ``search``, left to right and not overlapping, replaced (Spark's
+    ``lowercaseReplace``; an empty target or search leaves the target)."""
+    if not target or not search:
+        return target
+    lowered = _lcase(search)
+    out, start = [], 0
+    at = lcase_find(target, search, start)
+    while at != -1:
+        out += [target[start:at], replacement]
+        start = at + _match_length(target, lowered, at)
+        at = lcase_find(target, search, start)
+    out.append(target[start:])
+    return "".join(out)

@@ -189,6 +189,8 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("bround", T.round_sig, B.round_fn),
     Function("isnan", _expects((DOUBLE, FLOAT), result=BOOLEAN), _value(lambda x: x is not None and x != x),
              order=Order.EAGER, nullable=Nullable.NEVER, raises=_never),
+    Function("nanvl", T.nanvl_sig, _value(lambda x, y: y if x is not None and x != x else x), order=Order.LAZY,
+             lazy=B.lazy_nanvl, raises=_never),
     # (ToDegrees: a DOUBLE argument, anything else implicitly cast to it; Java's angrad * (180 / PI))
     _math("degrees", _expects((DOUBLE,), result=DOUBLE), _value(math.degrees), raises=_never),
     _math("floor", T.floor_ceil_sig, B.floor_ceil_fn),
@@ -202,6 +204,11 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("ltrim", T.string_sig, B.string_fn),
     Function("rtrim", T.string_sig, B.string_fn),
     _math("substring", T.substring_sig, B.substring_fn, aliases=("substr",)),
+    # (Contains / StartsWith / EndsWith / StringReplace: UTF8_BINARY and UTF8_LCASE)
+    _math("contains", T.string_search_sig, B.string_search_fn, raises=_never),
+    _math("startswith", T.string_search_sig, B.string_search_fn, raises=_never),
+    _math("endswith", T.string_search_sig, B.string_search_fn, raises=_never),
+    _math("replace", T.string_search_sig, B.string_search_fn, raises=_never),
     # (``like(s, p, escape)``: ESCAPE's literal character; NOT LIKE is ``not`` of it)
     _math("like", T.like_sig, B.like_fn),
     _math("ilike", T.like_sig, B.like_fn),

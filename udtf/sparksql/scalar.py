@@ -1140,6 +1140,35 @@ def string_fn(f, types, result, ansi, zone):
     raise ValueError(f)
 
 
+def string_search_fn(f, types, result, ansi, zone):
+    """contains / startswith / endswith / replace under the strings' collation: UTF8_BINARY
+    by code points, UTF8_LCASE as ``collation.lcase_*`` (whole code points lower-cased); an
+    empty search string is found everywhere, and replace leaves the source as it is."""
+    lcase = not collation.binary(next(t for t in types if t.is_string).collation or "")
+    if f == "contains":
+        return (lambda s, p: collation.lcase_find(s, p) >= 0) if lcase else (lambda s, p: p in s)
+    if f == "startswith":
+        return collation.lcase_starts_with if lcase else str.startswith
+    if f == "endswith":
+        return collation.lcase_ends_with if lcase else str.endswith
+
+    def replace(s, search, replacement=""):
+        if lcase:
+            return collation.lcase_replace(s, search, replacement)
+        return s.replace(search, replacement) if search else s
+    return replace
+
+
+def lazy_nanvl(f, types, result, ansi, zone, ch):
+    """NaNvl: ``x``, then ``y`` only where ``x`` is NaN (NULL ``x`` is NULL)."""
+    x, y = ch
+
+    def nanvl(row):
+        v = x(row)
+        return y(row) if v is not None and v != v else v
+    return nanvl
+
+
 def substring_fn(f, types, result, ansi, zone):
     def substring(s, pos, length=(1 << 31) - 1):
         # UTF8String.substringSQL
