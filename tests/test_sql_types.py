@@ -252,6 +252,27 @@ def test_listagg_keeps_the_collation_of_its_strings(mr_spark):
     assert "DATA_DIFF_TYPES" in str(e) and (e.line, e.column) == at(sql, "listagg(A.l")
 
 
+def test_listagg_takes_a_delimiter_of_its_strings_collation(mr_spark):
+    # listagg(l, ',' COLLATE UTF8_LCASE) over a UTF8_LCASE l is Spark's (the COLLATE'd literal is
+    # a constant: the clause refused it as NON_FOLDABLE_INPUT); over a UTF8_BINARY s, or with
+    # COLLATE UTF8_BINARY over l, it is Spark's DATA_DIFF_TYPES, at the call
+    data = "SELECT s, s COLLATE UTF8_LCASE AS l, o FROM VALUES ('a', 1), ('A', 2), (NULL, 3), ('b', 4) AS t(s, o)"
+    aggs = ("listagg(l, ',' COLLATE UTF8_LCASE)", "listagg(DISTINCT l, ('-' COLLATE utf8_lcase))",
+            "typeof(listagg(l, ',' COLLATE UTF8_LCASE))", "string_agg(l, '' COLLATE UTF8_LCASE)")
+    judge = rows(mr_spark, f"SELECT {', '.join(aggs)} FROM ({data})")
+    got = rows(mr_spark, f"""SELECT * FROM ({data}) MATCH_RECOGNIZE (ORDER BY o
+        MEASURES {', '.join(f'{a} AS m{k}' for k, a in enumerate(aggs))} PATTERN (A+) DEFINE A AS true) m""")
+    assert got == judge == [("a,A,b", "a-b", "string collate UTF8_LCASE", "aAb")]
+    # 'A,A' = 'a,A' under UTF8_LCASE: B takes row 2, then row 3 (NULL skipped: 'a,A' still)
+    assert rows(mr_spark, f"""SELECT * FROM ({data}) MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n
+        PATTERN (A B+) DEFINE B AS listagg(l, ',' COLLATE UTF8_LCASE) = 'A,A') m""") == [(3,)]
+    for call in ("listagg(A.s, ',' COLLATE UTF8_LCASE)", "listagg(A.l, ',' COLLATE UTF8_BINARY)"):
+        sql = f"""SELECT * FROM ({data}) MATCH_RECOGNIZE (ORDER BY o MEASURES COUNT(*) AS n
+            PATTERN (A+) DEFINE A AS {call} = 'a') m"""
+        e = analysis_error(mr_spark, sql)
+        assert "DATA_DIFF_TYPES" in str(e) and (e.line, e.column) == at(sql, call), e
+
+
 @pytest.mark.parametrize("condition", [
     "A.st = named_struct('a', 1, 'b', '1', 'c', array(1, -1))",
     "A.st < named_struct('a', 2.5D, 'b', '1', 'c', array(1, -1))",

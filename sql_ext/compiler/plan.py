@@ -26,6 +26,7 @@ from sqlglot import exp
 from udtf import expr as ir
 from udtf.pattern import rows_before
 from udtf.plan import Atom, Comparison, Condition, Lagged, RowsMode, Semantics
+from udtf.sparksql import collation
 from udtf.sparksql.coercion import literal
 
 from . import calls, rules
@@ -381,7 +382,7 @@ class _Planner:
             members = self.labels(exp.Tuple(expressions=[a.copy() for a in args] +
                                             ([filter_.copy()] if filter_ is not None else [])))
         ignored = (ir.Lit(True, "boolean"),) if ignore_nulls else ()  # Spark's first(x, true)
-        return ir.Agg(name, members, tuple(row_expr(a) for a in args) + ignored, (), distinct,
+        return ir.Agg(name, members, tuple(_collated_literal(a) or row_expr(a) for a in args) + ignored, (), distinct,
                       row_expr(filter_) if filter_ is not None else None, None, position(node) or (None, None))
 
     def row_expr(self, node):
@@ -620,6 +621,20 @@ def _literal(node) -> ir.Lit | None:
     if node.is_string:
         return None if sign else ir.Lit(node.name, "string")
     return _typed(literal(sign + node.name))
+
+
+def _collated_literal(node) -> ir.Lit | None:
+    """An aggregate's argument ``'s' COLLATE c`` (a string literal, c UTF8_BINARY, UTF8_LCASE or
+    an _RTRIM one) as the constant Spark folds it to (listagg's delimiter), typed STRING COLLATE
+    c; else None.  (Only there: in a call, an explicit collation would take precedence over the
+    implicit ones, which ``typecheck`` does not model.)"""
+    node = unparen(node)
+    if not (isinstance(node, exp.Collate) and isinstance(node.this, exp.Literal) and node.this.is_string):
+        return None
+    name = node.expression.name.upper()
+    if collation.key(name) is None:
+        return None
+    return ir.Lit(node.this.name, "string" if collation.binary(name) else f"string collate {name}")
 
 
 def _typed(typed) -> ir.Lit:
