@@ -8,9 +8,8 @@ Forms (docs/hierarchies.md, "The seed's experiment"):
 
 * ``layers``: sparkcep's one statement, one ``LAYER`` per module below the top, evaluated in one
   pass (one UDTF: sql_ext/compiler/one_pass.py);
-* ``expansion``: the same statement with every LAYER refined by a constant column (``PARTITION BY
-  one``, same rows), which the one pass does not cover: its plain-SQL expansion, one shuffle and
-  one UDTF per layer;
+* ``expansion``: the same statement run as its plain-SQL expansion (``one_pass.layers`` answering
+  "not covered" on the driver), one shuffle and one UDTF per layer;
 * ``flat``: the equivalent single-layer pattern, the boxes substituted (``H·(L-1)+1`` elements);
 * ``delta``: one plain-SQL statement per module (no LAYER syntax: the expansion written by hand,
   rows UNION ALL the lower module's events with a level column, the window a DEFINE conjunct),
@@ -36,6 +35,17 @@ widen a match's span; with ``SKIP TO NEXT ROW`` each start's earliest chain is a
 flat pattern's is (same rows), so the forms have equal answers, which the bench asserts:
 count and an order-free checksum of (start, end, sum of the elements' row numbers).
 
+``--sensors N`` (the refined variant, rule 8: sensor_incidents' alarms per sensor): each event
+has a ``sensor`` among N, and the lowest module is ``PARTITION BY sensor`` (one matcher per sensor
+in the one pass), the modules above read every sensor's events; only ``layers`` and
+``expansion`` run it (the flat pattern and the Delta chain do not express it).
+
+``--engine`` (``layers`` and ``expansion`` only) times the engine alone instead: each UDTF of the
+form's plan run in this process (``udtf.chunks.runner``, what the UDTF runs) over its
+``TABLE(...)`` argument collected from Spark first (an expansion's upper layer's argument holds
+the lower layers' UDTFs, which Spark runs to collect it), CPU seconds summed over the form's
+UDTFs, best of ``--runs``; the top's rows are compared between the forms.
+
 Measured per form: wall seconds of the collect (``delta``: of all its statements), throughput
 ``S / seconds`` and the Python workers' peak resident set (bench/memory.py's watcher; workers
 are not reused, so each task's peak is its own).  Wall-clock figures under load are rough.
@@ -43,6 +53,8 @@ are not reused, so each task's peak is its own).  Wall-clock figures under load 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import random
 import shutil
@@ -82,8 +94,8 @@ def _chain(head: str, elements: list[str], gap: str) -> str:
 
 
 def layers_sql(config: Config, k: int, refined: bool = False) -> str:
-    """sparkcep's statement: one LAYER per module below the top (``refined``: each partitioned
-    by the constant column ``one``)."""
+    """sparkcep's statement: one LAYER per module below the top (``refined``: the lowest
+    partitioned by ``sensor``)."""
     within = f"WITHIN INTERVAL '{config.t}' SECOND"
     modules = types(config, k)
     bodies = []
@@ -104,7 +116,7 @@ def layers_sql(config: Config, k: int, refined: bool = False) -> str:
         measures = f"{span}, {total} AS sm" if top else f"{total} AS sum_{name}"
         body = (f"MEASURES {measures} AFTER MATCH SKIP TO NEXT ROW PATTERN ({pattern}) {within} "
                 f"SUBSET E = ({subset}) DEFINE {', '.join(define)}")
-        bodies.append(body if top else f"LAYER {name} AS ({'PARTITION BY one ' if refined else ''}{body})")
+        bodies.append(body if top else f"LAYER {name} AS ({'PARTITION BY sensor ' if refined and i == 0 else ''}{body})")
     return f"SELECT * FROM stream MATCH_RECOGNIZE (ORDER BY ts {', '.join(bodies[:-1])} {bodies[-1]}) AS m"
 
 
@@ -152,13 +164,69 @@ def delta_sql(config: Config, k: int, table: str) -> list[str]:
     return statements
 
 
+def engine(spark, form: str, statement: str, runs: int) -> tuple[float, list]:
+    """(CPU seconds of the engine alone over the form's UDTFs, best of ``runs``; the top's rows
+    sorted) - see the module docstring, ``--engine``."""
+    import itertools
+    import re
+
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    import sql_ext
+    from bench.sql_vshape import table_argument
+    from sql_ext.spark.catalog import REGISTERED
+    from udtf.chunks import runner
+
+    with expansion() if form == "expansion" else contextlib.nullcontext():
+        text = sql_ext.transpile(statement, spark)
+    names = list(dict.fromkeys(re.findall(r"sparkcep_mr_[0-9a-f]{16}", text)))
+    best, top = 0.0, []
+    for name in names:
+        plan, output = REGISTERED[name]
+        argument = table_argument(text, name)
+        batches = spark.sql(f"SELECT * FROM {argument[len('TABLE'):]}").toArrow().to_batches(10_000)
+        schema = to_arrow_schema(StructType.fromJson({"type": "struct", "fields": [
+            {"name": f.name, "type": json.loads(f.json), "nullable": True, "metadata": {}} for f in output]}),
+            timezone="UTC")
+        times = []
+        for _ in range(runs):
+            began = time.process_time()
+            engine_runner = runner(plan, schema)
+            out = list(itertools.chain((b for batch in batches for b in engine_runner.feed(batch)),
+                                       engine_runner.finish()))
+            times.append(time.process_time() - began)
+        best += min(times)
+        if all(other == name or other in argument for other in names):  # the top: every other UDTF inside
+            table = pa.Table.from_batches(out, schema) if out else pa.table({f.name: [] for f in schema})
+            named = {f.name.lower(): f.name for f in schema}
+            assert {"ms", "me", "sm"} <= set(named), schema.names
+            top = sorted(zip(*(table.column(named[c]).to_pylist() for c in ("ms", "me", "sm"))))
+    return best, top
+
+
 ANSWER = ("SELECT count(*) AS matches, coalesce(sum(pmod(xxhash64(ms, me, sm), 4294967291)), 0) AS checksum "
           "FROM ({}) AS a")
 
 
-def stream(events: int, k: int, seed: int) -> list[tuple]:
+def stream(events: int, k: int, seed: int, sensors: int = 0) -> list[tuple]:
     rng = random.Random(seed)
-    return [(j, chr(ord("a") + rng.randrange(k)), rng.randint(1, 100)) for j in range(events)]
+    return [(j, chr(ord("a") + rng.randrange(k)), rng.randint(1, 100), rng.randrange(max(sensors, 1)))
+            for j in range(events)]
+
+
+@contextlib.contextmanager
+def expansion():
+    """Statements with LAYERs planned as their expansion (the one pass covering none)."""
+    from sql_ext.compiler import one_pass
+
+    real = one_pass.layers
+    one_pass.layers = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        one_pass.layers = real
 
 
 class Result(NamedTuple):
@@ -167,7 +235,7 @@ class Result(NamedTuple):
     answer: tuple
 
 
-def run(spark, form: str, config: Config, k: int, scratch: Path) -> Result:
+def run(spark, form: str, config: Config, k: int, scratch: Path, refined: bool = False) -> Result:
     watcher = PeakWatcher()
     watcher.start()
     began = time.time()
@@ -178,8 +246,9 @@ def run(spark, form: str, config: Config, k: int, scratch: Path) -> Result:
             spark.sql(statement).write.format("delta").mode("overwrite").save(table.format(i))
         answer = spark.sql(ANSWER.format(top)).collect()[0]
     else:
-        statement = flat_sql(config, k) if form == "flat" else layers_sql(config, k, refined=form == "expansion")
-        answer = spark.sql(ANSWER.format(statement)).collect()[0]
+        statement = flat_sql(config, k) if form == "flat" else layers_sql(config, k, refined)
+        with expansion() if form == "expansion" else contextlib.nullcontext():
+            answer = spark.sql(ANSWER.format(statement)).collect()[0]
     seconds = time.time() - began
     watcher.stop.set()
     watcher.join()
@@ -203,7 +272,12 @@ def main():
     parser.add_argument("--grid", nargs="+", default=[], help="H=.. L=.. T=.. (comma lists; default H=1-5 L=3 T=100)")
     parser.add_argument("--forms", nargs="+", choices=FORMS, default=list(FORMS))
     parser.add_argument("--smoke", action="store_true", help="check equal answers only (no timing table)")
+    parser.add_argument("--engine", action="store_true", help="the engine alone, CPU s (layers, expansion)")
+    parser.add_argument("--runs", type=int, default=3, help="with --engine: best of")
+    parser.add_argument("--sensors", type=int, default=0, help="the refined variant: N sensors, the lowest module per sensor")
     args = parser.parse_args()
+    if (args.sensors or args.engine) and set(args.forms) - {"layers", "expansion"}:
+        parser.error("--sensors and --engine run the forms layers and expansion only")
 
     from sql_examples.local_spark import get_spark
 
@@ -213,18 +287,31 @@ def main():
         "spark.python.worker.reuse": "false", "spark.sql.shuffle.partitions": "1",
         "spark.executorEnv.PYTHONPATH": str(REPO)})
     sql_ext.enable(spark)
-    spark.createDataFrame(stream(args.events, args.types, args.seed), "k BIGINT, type STRING, v INT") \
-        .selectExpr("timestamp_seconds(k) AS ts", "k", "type", "v", "1 AS one").cache().createOrReplaceTempView("stream")
+    spark.createDataFrame(stream(args.events, args.types, args.seed, args.sensors), "k BIGINT, type STRING, v INT, sensor INT") \
+        .selectExpr("timestamp_seconds(k) AS ts", "k", "type", "v", "sensor").cache().createOrReplaceTempView("stream")
     spark.table("stream").count()
     scratch = Path(tempfile.mkdtemp(prefix="sparkcep-bench-hierarchy-"))
     try:
-        print(f"S={args.events} K={args.types} seed={args.seed} load={os.getloadavg()[0]:.1f}", flush=True)
+        print(f"S={args.events} K={args.types} seed={args.seed} sensors={args.sensors} "
+              f"load={os.getloadavg()[0]:.1f}", flush=True)
+        if args.engine:
+            print(f"{'H':>2} {'L':>2} {'T':>4} {'matches':>8}" + "".join(f" {f + ' CPU s':>15}" for f in args.forms),
+                  flush=True)
+            for config in grid(args.grid):
+                statement = layers_sql(config, args.types, args.sensors > 0)
+                results = {form: engine(spark, form, statement, args.runs) for form in args.forms}
+                tops = [top for _, top in results.values()]
+                assert all(top == tops[0] for top in tops), config
+                print(f"{config.h:>2} {config.l:>2} {config.t:>4} {len(tops[0]):>8}" +
+                      "".join(f" {cpu:>15.3f}" for cpu, _ in results.values()), flush=True)
+            print(f"load={os.getloadavg()[0]:.1f}")
+            return
         print(f"{'H':>2} {'L':>2} {'T':>4} {'matches':>8}" +
               "".join(f" {f + ' s':>9} {f + ' ev/s':>11} {f + ' MiB':>10}" for f in args.forms), flush=True)
         for form in args.forms:  # warm-up, untimed: the first statements pay the JVM's and Delta's start
-            run(spark, form, Config(2, 3, 100), args.types, scratch)
+            run(spark, form, Config(2, 3, 100), args.types, scratch, args.sensors > 0)
         for config in grid(args.grid):
-            results = {form: run(spark, form, config, args.types, scratch) for form in args.forms}
+            results = {form: run(spark, form, config, args.types, scratch, args.sensors > 0) for form in args.forms}
             answers = {r.answer for r in results.values()}
             assert len(answers) == 1, (config, {f: r.answer for f, r in results.items()})
             matches = next(iter(answers))[0]

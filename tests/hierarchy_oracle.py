@@ -29,7 +29,9 @@ Invariants (the design's semantics, section "Semantics" of docs/hierarchies.md):
 * A layer with its own PARTITION BY (``partition_by``) is evaluated per value of those
   columns within the partition, numbering per refined partition; its input items must all
   have those columns (rows do; events of a layer refined by them carry them), and its events
-  are listed in completing-row order (no two refined partitions share a completing row).
+  are listed in completing-row order, then MATCH_NUMBER (no two refined partitions share a
+  completing row).  Keys group as Python's equality (a test wanting NaN = NaN passes one NaN
+  object).
 """
 from __future__ import annotations
 
@@ -155,10 +157,14 @@ def _run(layer: Layer, seq: list[Event]) -> list[Event]:
         groups.setdefault(tuple(e[k] for k in layer.partition_by), []).append(e)
     events = [e for values, group in groups.items()
               for e in _run_partition(layer, group, dict(zip(layer.partition_by, values)))]
-    events.sort(key=lambda e: e.last_row)
-    if any(a.last_row == b.last_row for a, b in zip(events, events[1:])):
+    events.sort(key=lambda e: (e.last_row, e.number))
+    if any(a.last_row == b.last_row and _key(a, layer) != _key(b, layer) for a, b in zip(events, events[1:])):
         raise ValueError(f"layer {layer.name}: two refined partitions complete at one row")
     return events
+
+
+def _key(event: Event, layer: Layer) -> tuple:
+    return tuple(event[k] for k in layer.partition_by)
 
 
 def _run_partition(layer: Layer, seq: list[Event], keys: Mapping[str, Any]) -> list[Event]:

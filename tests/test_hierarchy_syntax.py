@@ -256,10 +256,26 @@ def test_layers_sharing_the_partition_are_one_udtf_over_the_input():
     assert (hierarchy.sources, hierarchy.reads_rows) == ((1,), True)
 
 
-def test_each_layer_is_a_clause_over_what_it_reads():
-    """The expansion (a layer with its own PARTITION BY is not evaluated in one pass): the lowest
-    layer reads the numbered rows, the upper ones a UNION ALL of their sources' events (and
-    rows) ordered by (completing row, level, MATCH_NUMBER)."""
+def test_a_refined_layer_is_in_the_one_pass_with_its_keys():
+    """A layer with its own PARTITION BY runs in the one pass, one matcher per refined key
+    (``LayerPlan.keys``), the key shipped with the input rows."""
+    sql = EXAMPLE_3.replace(" WITHIN INTERVAL '10' MINUTE", "").replace(" WITHIN INTERVAL '12' MINUTE", "") \
+        .replace("LAYER spike AS (", "LAYER spike AS (PARTITION BY kind")
+    text, done = rewrite_sql(sql, READINGS)
+    assert len(set(re.findall(r"sparkcep_mr_[0-9a-f]{16}\(", text))) == 1 and "UNION ALL" not in text
+    (_, top), = done
+    hierarchy = top.plan.hierarchy
+    assert [layer.keys for layer in hierarchy.layers] == [("kind",), ()]
+    assert "kind" in {v.name for v in hierarchy.rows}
+
+
+def test_each_layer_is_a_clause_over_what_it_reads(monkeypatch):
+    """The expansion (the one pass answering "not covered"): the lowest layer reads the numbered
+    rows, the upper ones a UNION ALL of their sources' events (and rows) ordered by (completing
+    row, level, MATCH_NUMBER)."""
+    from sql_ext.compiler import one_pass
+
+    monkeypatch.setattr(one_pass, "layers", lambda *args, **kwargs: None)
     sql = EXAMPLE_3.replace(" WITHIN INTERVAL '10' MINUTE", "").replace(" WITHIN INTERVAL '12' MINUTE", "") \
         .replace("LAYER spike AS (", "LAYER spike AS (PARTITION BY kind")
     text, done = rewrite_sql(sql, READINGS)  # (this catalog's types of intervals are not Spark's)

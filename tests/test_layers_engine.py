@@ -233,3 +233,116 @@ def test_a_span_window_is_min_start_and_max_end_from_the_start_to_the_item(seed)
                     hi = [v for v in ends[rows.dropped + start:rows.dropped + row + 1] if v is not None]
                     expected = bool(lo and hi) and max(hi) <= min(lo) + 10
                     assert window.admits(start, row) is expected, (start, row, rows.dropped)
+
+
+# ---- refined layers (rule 8): one matcher per key -------------------------------------------
+
+class RefinedCase(Case):
+    """``Case`` with a key per row (``g``: 0, 1 or None) and refined layers: a layer whose sources
+    are all refined (and any layer over rows only) may have its own PARTITION BY g, run as one
+    part per key; its events carry their key, and the conditions of events depend on it."""
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        rng = random.Random(f"refined {seed}")
+        self.g = [rng.choice([0, 1, None]) for _ in range(self.n)]
+        refined: set = set()
+        layers = []
+        for k, (name, pattern, semantics, skip, skip_to, sources) in enumerate(self.layers):
+            top = k == len(self.layers) - 1
+            refine = not top and all(s in refined for s in sources.values()) and rng.random() < .7
+            if refine:
+                refined.add(name)
+            layers.append((name, pattern, semantics, skip, skip_to, sources, refine))
+        self.refined = layers
+
+    def holds_keyed(self, var: str, layer: str | None, number: int, g) -> bool:
+        if layer is None:
+            return self.raw[var, number]
+        return random.Random(f"{var}{layer}{number}{g}").random() < self.p
+
+
+def _refined_oracle(case: RefinedCase):
+    layers = [ho.Layer(name, pattern, sources=sources, semantics=semantics, skip=skip, skip_to=skip_to,
+                       define={v: (lambda e, m, v=v: case.holds_keyed(v, e.source, e.number, e["g"]))
+                               for v in variables(parse_pattern(pattern))},
+                       partition_by=("g",) if refine else ())
+              for name, pattern, semantics, skip, skip_to, sources, refine in case.refined]
+    top = ho.evaluate(layers, ho.raw_events([{"ts": r, "g": case.g[r]} for r in range(case.n)]))
+    return [_shape_oracle_keyed(e) for e in top[case.refined[-1][0]]]
+
+
+def _shape_oracle_keyed(e) -> tuple:
+    if e.source is None:
+        return ("row", e.number)
+    return (e.source, e.number, e["g"], tuple((_shape_oracle_keyed(m.event), m.var) for m in e.members))
+
+
+def _refined_stack(case: RefinedCase) -> tuple[LayerStack, list]:
+    layers, all_names = [], []
+    index_of = {name: i for i, (name, *_rest) in enumerate(case.refined)}
+
+    def key_of(item):
+        return item.values[0] if isinstance(item, Event) else case.g[item]
+
+    for name, pattern, semantics, skip, skip_to, sources, refine in case.refined:
+        node = parse_pattern(pattern)
+        names = variables(node)
+
+        def part(g, names=names, node=node, semantics=semantics, skip=skip, skip_to=skip_to, sources=sources,
+                 refine=refine):
+            rows = Rows(masks=[f"m_{v}" for v in names])
+            conditions = Conditions([Condition(k, f"m_{v}", None) for k, v in enumerate(names)], [], names, rows)
+            options = Options(semantics=Semantics(semantics),
+                              skip=Skip(SkipMode(skip), tuple(names.index(v) for v in skip_to), ",".join(skip_to)))
+            engine = matcher(compile_pattern(node, names), conditions, options)
+
+            def load(items):
+                masks = {}
+                for v in names:
+                    want = sources.get(v)
+                    masks[f"m_{v}"] = bytes(int(_source(item, case) == want and
+                                                case.holds_keyed(v, want, _number(item), key_of(item)))
+                                            for item in items)
+                rows.append(len(items), masks=masks)
+            # an event's values: the key of its refined partition (None when the layer is not refined)
+            return Layer(engine, frozenset(index_of[s] for s in sources.values()), any(v not in sources for v in names),
+                         load, lambda matches: [(g,)] * len(matches))
+        if refine:
+            template = part(None)
+            layers.append(template._replace(matcher=None, load=None, measures=None, refine=key_of, part=part))
+        else:
+            layers.append(part(None))
+        all_names.append(names)
+    return LayerStack(layers), all_names
+
+
+def _shape_engine_keyed(item, case, names) -> tuple:
+    if not isinstance(item, Event):
+        return ("row", item)
+    return (case.refined[item.layer][0], item.number, item.values[0],
+            tuple((_shape_engine_keyed(x, case, names), names[item.layer][v]) for x, v in item.members))
+
+
+@pytest.mark.parametrize("seed", range(400))
+def test_refined_layers_agree_with_the_oracle(seed):
+    """Refined layers (a part per key, NULL keys a key of their own) fed in random chunks: the
+    events, their keys, numbers per key, members and order as the oracle's partitions give them."""
+    case = RefinedCase(seed)
+    try:
+        expected = _refined_oracle(case)
+    except ho.HierarchyError:
+        expected = "error"
+    for chunks in ([case.n] if case.n else [], _chunks(case.rng, case.n), [1] * case.n):
+        stack, names = _refined_stack(case)
+        try:
+            top = []
+            for count in chunks:
+                top += stack.feed(count)
+            top += stack.finish()
+            got = [_shape_engine_keyed(e, case, names) for e in top]
+        except MatchRecognizeError:
+            got = "error"
+        assert got == expected, (case.refined, case.g, chunks)
+    # (the parts a refined layer holds are the keys it met)
+    assert sum(bool(r[-1]) for r in case.refined) == sum(layer.refine is not None for layer in stack.layers)

@@ -3,6 +3,7 @@ out, against the worked examples and against the multi-layer oracle (tests/hiera
 on random hierarchies over random streams."""
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import random
 import re
@@ -125,8 +126,8 @@ def test_example_5_alarms_per_sensor_incidents_per_zone(mr_spark):
 
 def test_a_layer_partitioned_by_the_statements_own_key_is_not_refined(mr_spark):
     """A LAYER's PARTITION BY key the statement (or the layer, before it) already names adds
-    nothing (rule 8): the same rows as without it, in one pass when nothing else is refined; a
-    refinement beside it is still one (example 5's plan, two UDTFs)."""
+    nothing (rule 8): the same rows as without it; a refinement beside it is still one (one pass
+    either way: a refined layer runs a matcher per key), the same rows as its expansion."""
     readings = [(0, "s1", 65, 0.0), (1, "s2", 20, 0.4), (2, "s1", 66, 0.0), (3, "s2", 20, 0.5), (4, "s1", 30, 0.0),
                 (20, "s1", 70, 0.0), (21, "s1", 71, 0.0), (25, "s2", 20, 0.3), (26, "s2", 20, 0.3)]
     view(mr_spark, "sensor_readings", "zone STRING, ts TIMESTAMP, sensor STRING, temp INT, smoke DOUBLE",
@@ -141,13 +142,14 @@ def test_a_layer_partitioned_by_the_statements_own_key_is_not_refined(mr_spark):
       PATTERN (HEAT SMOKE) WITHIN INTERVAL '10' MINUTE
       DEFINE HEAT FROM alarm AS HEAT.kind = 'heat', SMOKE FROM alarm AS SMOKE.kind = 'smoke') AS i"""
     per_sensor, per_zone = [("z1", 0, 3), ("z1", 20, 26)], [("z1", 20, 26)]
-    for keys, passes, expected in (("PARTITION BY sensor", 2, per_sensor),
-                                   ("PARTITION BY zone, sensor, ZONE, Sensor", 2, per_sensor),
-                                   ("", 1, per_zone), ("PARTITION BY Zone", 1, per_zone)):
+    for keys, expected in (("PARTITION BY sensor", per_sensor), ("PARTITION BY zone, sensor, ZONE, Sensor", per_sensor),
+                           ("", per_zone), ("PARTITION BY Zone", per_zone)):
         query = sql.format(keys=keys)
-        assert len(udtfs(mr_spark, query)) == passes, keys
-        assert [(r.zone, minutes(r.match_start), minutes(r.match_end)) for r in mr_spark.sql(query).collect()] \
-            == expected, keys
+        assert len(udtfs(mr_spark, query)) == 1, keys
+        got = lambda: [(r.zone, minutes(r.match_start), minutes(r.match_end)) for r in mr_spark.sql(query).collect()]
+        assert got() == expected, keys
+        with expansion():
+            assert len(udtfs(mr_spark, query)) == 2 and got() == expected, keys  # (a UDTF per layer, the top's)
 
 
 EXAMPLE_2 = """SELECT * FROM alarms MATCH_RECOGNIZE (
@@ -253,6 +255,20 @@ def test_timed_out_rows_with_layers_are_refused_in_batch(mr_spark):
         "partial match out, for now (docs/hierarchies.md)", *at(sql, "WITH TIMEOUT"))
 
 
+@contextlib.contextmanager
+def expansion():
+    """Every statement with LAYERs runs as its expansion, one UDTF per layer (the one pass
+    answering "not covered")."""
+    from sql_ext.compiler import one_pass
+
+    real = one_pass.layers
+    one_pass.layers = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        one_pass.layers = real
+
+
 def udtfs(spark, sql: str) -> set:
     """The MATCH_RECOGNIZE UDTFs the plan of ``sql`` calls."""
     return set(re.findall(r"sparkcep_mr_[0-9a-f]{16}", spark.sql(f"EXPLAIN {sql}").collect()[0][0]))
@@ -278,13 +294,14 @@ def test_a_span_within_over_a_join_reads_only_the_mapped_items(mr_spark, within,
 
 
 def test_layers_sharing_the_partition_run_in_one_pass(mr_spark):
-    """One UDTF (one shuffle, one pass) for a statement whose layers share its partition; the
-    expansion's one per layer for a layer with its own PARTITION BY (example 5)."""
+    """One UDTF (one shuffle, one pass) for a statement with LAYERs, a layer with its own
+    PARTITION BY included (example 5); its expansion has one per layer."""
     _readings(mr_spark, [(0, "temp", 70)])
     view(mr_spark, "sensor_readings", "zone STRING, ts TIMESTAMP, sensor STRING, temp INT, smoke DOUBLE", [])
-    for sql in (EXAMPLE_1, EXAMPLE_3, EXAMPLE_4):
+    for sql in (EXAMPLE_1, EXAMPLE_3, EXAMPLE_4, EXAMPLE_5):
         assert len(udtfs(mr_spark, sql)) == 1, sql
-    assert len(udtfs(mr_spark, EXAMPLE_5)) == 2
+    with expansion():
+        assert len(udtfs(mr_spark, EXAMPLE_5)) == 2
 
 
 def test_views_over_a_statement_with_layers(mr_spark):
@@ -331,36 +348,39 @@ def test_the_one_pass_raises_a_row_level_error_where_the_expansion_does(mr_spark
     'temp' row is raised by both, at the user's expression; without ANSI both give no row."""
     view(mr_spark, "readings", "sensor STRING, ts TIMESTAMP, kind STRING, temp INT, one INT",
          [("s1", minute(k), kind, temp, 1) for k, kind, temp in [(0, "temp", 70), (1, "temp", 75), (2, "fan_off", None)]])
-    one_pass = EXAMPLE_1.replace("OFF AS kind = 'fan_off'", "OFF AS kind = 'fan_off' OR CAST(kind AS INT) > 0")
-    expansion = one_pass.replace("LAYER spike AS (", "LAYER spike AS (PARTITION BY one")  # (same rows)
-    assert (len(udtfs(mr_spark, one_pass)), len(udtfs(mr_spark, expansion))) == (1, 2)
-    for sql in (one_pass, expansion):
-        with session_confs(mr_spark, {"spark.sql.ansi.enabled": "true"}), \
-                pytest.raises(MatchRecognizeError) as info:
-            mr_spark.sql(sql).collect()
-        assert "CAST_INVALID_INPUT" in info.value.message and "__mr" not in info.value.message, sql
-        assert (info.value.line, info.value.column) == at(sql, "CAST(kind AS INT)"), sql
-        with session_confs(mr_spark, {"spark.sql.ansi.enabled": "false"}):
-            assert mr_spark.sql(sql).collect() == [], sql
+    sql = EXAMPLE_1.replace("OFF AS kind = 'fan_off'", "OFF AS kind = 'fan_off' OR CAST(kind AS INT) > 0")
+    for planned in (contextlib.nullcontext, expansion):
+        with planned():
+            assert len(udtfs(mr_spark, sql)) == (1 if planned is contextlib.nullcontext else 2)
+            with session_confs(mr_spark, {"spark.sql.ansi.enabled": "true"}), \
+                    pytest.raises(MatchRecognizeError) as info:
+                mr_spark.sql(sql).collect()
+            assert "CAST_INVALID_INPUT" in info.value.message and "__mr" not in info.value.message, sql
+            assert (info.value.line, info.value.column) == at(sql, "CAST(kind AS INT)"), sql
+            with session_confs(mr_spark, {"spark.sql.ansi.enabled": "false"}):
+                assert mr_spark.sql(sql).collect() == [], sql
 
 
 # ---- random hierarchies against the oracle ---------------------------------------------------
 
 STANDARD = ["A B", "A B+ C", "A+ B?", "(A | B)+ C", "A B* C", "A{2,3}", "A+? B", "A | B C"]
 FLINKCEP = ["A -> B", "A ->> B", "A B+ C", "A -> B+ -> C", "A+ B", "A -> B?"]
+NAN = float("nan")  # (one object: the oracle groups keys by Python's equality)
 
 
 class Case:
     """A random hierarchy (1-3 layers under the top) over two partitions of random rows: raw
     variables test a letter column, event variables their layer's COUNT(*) measure; random
     skip modes, semantics and WITHIN (over a layer's events or PERIOD rows: standard semantics
-    only); a layer over rows only may refine the partition by a second letter column ``g``
-    (rule 8).  ``period``: the rows are intervals ``PERIOD (s, e)`` (ends tied, NULL bounds), the
+    only); a layer below the top whose sources are all refined (or that reads rows only) may
+    refine the partition by a second column ``g`` (rule 8): a letter or NULL, or with ``doubles``
+    a DOUBLE among 1.0, NaN, -0.0, 0.0 and NULL (Spark's groups: NaN = NaN, -0.0 = 0.0).
+    ``period``: the rows are intervals ``PERIOD (s, e)`` (ends tied, NULL bounds), the
     hierarchy may have no layer at all."""
 
-    def __init__(self, seed: int, period: bool = False):
+    def __init__(self, seed: int, period: bool = False, doubles: bool = False):
         rng = random.Random(seed)
-        self.period = period
+        self.period, self.doubles = period, doubles
         self.layers = []  # (name, pattern, semantics, skip, within, {var: (source | None, threshold or letter)}, refined)
         refine = random.Random(f"refine {seed}")  # (apart: the other draws stay those of the seed)
         shape = random.Random(f"period {seed}")
@@ -380,9 +400,8 @@ class Case:
             skip = rng.choice(["PAST LAST ROW", "TO NEXT ROW"] if semantics == "standard"
                               else ["NO SKIP", "TO NEXT ROW", "PAST LAST ROW"])
             within = rng.choice([None, None, 4, 8]) if semantics == "standard" or not (reads or period) else None
-            # (the oracle orders a refined layer's events by completing row alone: disjoint matches)
-            refined = level < count - 1 and not reads and skip == "PAST LAST ROW" and semantics == "standard" \
-                and refine.random() < .6
+            refined = level < count - 1 and all(self.layers[int(s[1:])][-1] for s, _ in
+                                                (d for d in define.values() if d[0])) and refine.random() < .6
             self.layers.append((f"l{level}", pattern, semantics, skip, within, define, refined))
         # every layer below the top must be read by some layer above it
         while True:
@@ -392,6 +411,7 @@ class Case:
                 break
             self.layers = kept
         self.rows = []  # (partition, ts minute, letter, g); with period (partition, (start, end), letter, g)
+        keys = [1.0, NAN, -0.0, 0.0, None] if doubles else ["x", "y", None]
         for part in ("p", "q"):
             t = 0
             for _ in range(rng.randint(0, 16)):
@@ -400,9 +420,9 @@ class Case:
                     bounds = [t - shape.randint(0, 4), t]
                     if shape.random() < .1:
                         bounds[shape.randrange(2)] = None
-                    self.rows.append((part, tuple(bounds), rng.choice("ab"), refine.choice("xy")))
+                    self.rows.append((part, tuple(bounds), rng.choice("ab"), refine.choice(keys)))
                 else:
-                    self.rows.append((part, t, rng.choice("ab"), refine.choice("xy")))
+                    self.rows.append((part, t, rng.choice("ab"), refine.choice(keys)))
 
     def sql(self) -> str:
         parts = []
@@ -450,19 +470,26 @@ class Case:
         return out
 
 
-def _check(spark, seed: int, period: bool = False):
-    case = Case(seed, period)
+def _check(spark, seed: int, period: bool = False, doubles: bool = False):
+    """The one pass against the oracle; where a layer refines the partition, its expansion too."""
+    case = Case(seed, period, doubles)
+    g = "DOUBLE" if doubles else "STRING"
     if period:
-        view(spark, "stream", "part STRING, id INT, s TIMESTAMP, e TIMESTAMP, c STRING, g STRING",
+        view(spark, "stream", f"part STRING, id INT, s TIMESTAMP, e TIMESTAMP, c STRING, g {g}",
              [(p, k, *(None if b is None else minute(b) for b in bounds), c, g)
               for k, (p, bounds, c, g) in enumerate(case.rows)])
     else:
-        view(spark, "stream", "part STRING, ts TIMESTAMP, c STRING, g STRING",
+        view(spark, "stream", f"part STRING, ts TIMESTAMP, c STRING, g {g}",
              [(p, minute(t), c, g) for p, t, c, g in case.rows])
-    got = sorted((r.part, r.mn, minutes(r.ms), minutes(r.me), r.items) for r in spark.sql(case.sql()).collect())
-    assert got == sorted(case.expected()), case.sql()
-    refined = any(layer[-1] for layer in case.layers)
-    assert (len(udtfs(spark, case.sql())) == 1) is not refined, case.sql()  # (the one pass, or the expansion)
+    got = lambda: sorted((r.part, r.mn, minutes(r.ms), minutes(r.me), r.items) for r in spark.sql(case.sql()).collect())
+    expected = sorted(case.expected())
+    assert got() == expected, case.sql()
+    assert len(udtfs(spark, case.sql())) == 1, case.sql()  # (the one pass)
+    refined = sum(bool(layer[-1]) for layer in case.layers)
+    if refined:
+        with expansion():
+            assert got() == expected, case.sql()
+            assert len(udtfs(spark, case.sql())) == len(case.layers), case.sql()
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -474,6 +501,12 @@ def test_random_hierarchies_agree_with_the_oracle(mr_spark, seed):
 @pytest.mark.parametrize("seed", range(24, 100))
 def test_more_random_hierarchies_agree_with_the_oracle(mr_spark, seed):
     _check(mr_spark, seed)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_hierarchies_refined_by_doubles_agree_with_the_oracle(mr_spark, seed):
+    """Refined by a DOUBLE key among 1.0, NaN, -0.0, 0.0 and NULL, over instants and PERIOD rows."""
+    _check(mr_spark, 1000 + seed, period=seed % 2 == 1, doubles=True)
 
 
 @pytest.mark.parametrize("seed", range(16))

@@ -72,7 +72,8 @@ class Streamed:
             _, done = rewrite_sql(case.sql(), catalog)
             lowered = done[-1][1]
         self.plan = plan = lowered.plan
-        self.layered = plan.hierarchy is not None  # (a layer refining the partition: the expansion)
+        # (a layer refining the partition: in one pass in batch, refused on a stream)
+        self.layered = plan.hierarchy is not None and not any(layer.keys for layer in plan.hierarchy.layers)
         if not self.layered:
             return
         types = {f.name: f.json for f in catalog.schema("SELECT * FROM stream")}
@@ -217,7 +218,8 @@ def test_late_rows_of_random_hierarchies_come_out_once_and_change_nothing(mr_spa
     aside and output once in the late column; the match rows are the batch one pass's over the
     other rows."""
     late_total = checked = matched = changed = 0
-    for seed, period in [*((s, False) for s in range(16)), *((s, True) for s in range(8))]:
+    # (20 + 10 seeds: those with a layer refining the partition do not stream)
+    for seed, period in [*((s, False) for s in range(20)), *((s, True) for s in range(10))]:
         streamed = Streamed(mr_spark, seed, period, late=0.25)
         if not streamed.layered:
             continue

@@ -17,6 +17,12 @@ navigation, aggregate, CLASSIFIER or MATCH_NUMBER) are evaluated once per item a
 loaded, into a mask of the layer's ``Rows``, as Spark computes a plain clause's masks; the
 matcher evaluates only the rest, per run, and only where the mask holds.  So every item of a
 layer's union raises the errors of those conjuncts, as every row of the expansion's does.
+
+A layer with its own PARTITION BY (``LayerPlan.keys``, rule 8) runs one matcher per refined key
+met in the partition (``LayerStack``'s parts; their runners are reused from one partition to the
+next): a row's key is its key columns', an event's the key columns it carries (its source is
+refined by them), compared as Spark groups them (NULL = NULL, NaN = NaN, -0.0 = 0.0); its
+events carry the key as Spark's partition output reports it (-0.0 as 0.0).
 """
 from __future__ import annotations
 
@@ -30,6 +36,9 @@ from .plan import EnginePlan, OutputKind
 from .sparksql.types import SqlType, from_arrow, to_arrow
 
 
+_NAN = ("NaN",)  # a NaN in a refined key (NaN = NaN as Spark groups)
+
+
 class HierarchyRunner(PartitionRunner):
     """The top's ``PartitionRunner`` whose rows come from the layer stack (``plan.hierarchy``)."""
 
@@ -40,22 +49,30 @@ class HierarchyRunner(PartitionRunner):
         self.hierarchy = hierarchy
         self.helpers = dict(zip(("row", "level", "number", "source", "start", "end"), hierarchy.helpers))
         split = [row_masks(layer.plan) for layer in hierarchy.layers]
-        self.below = [PartitionRunner(layer_plan, pa.schema([])) for layer_plan, _ in split]
+        self.plans = [layer_plan for layer_plan, _ in split]
+        self.below = [PartitionRunner(layer_plan, pa.schema([])) for layer_plan in self.plans]
         self.raw_types = [(v.name, SqlType.parse(v.type)) for v in hierarchy.rows]
         self.raw: dict = {name: [] for name, _ in self.raw_types}  # the partition's rows from ``raw_first``
         self.raw_first = 0
         self.row_base = 0  # the partition's rows before the first one fed (a stream's, ``udtf.stream_layers``)
-        # per layer below: the index of each of its measures among its events' values
-        self.measure_index = [{name: k for k, (name, _) in enumerate(layer.measures)} for layer in hierarchy.layers]
+        # per layer below: the index of each of its measures (then refined keys) among its events' values
+        self.measure_index = [{name: k for k, name in enumerate((*(m for m, _ in layer.measures), *layer.keys))}
+                              for layer in hierarchy.layers]
+        self.spare: list = [[] for _ in hierarchy.layers]  # per refined layer: runners free for a key
+        self.used: list = [[] for _ in hierarchy.layers]  # per refined layer: runners of this partition's keys
         runners = [*self.below, self]
         self.key_types = {name: t for runner in runners for name, t in runner.value_types if name in self.keys}
-        masks = [*(layer_masks for _, layer_masks in split), top_masks]  # per layer: {name: row-level conjunction}
+        self.masks = [*(layer_masks for _, layer_masks in split), top_masks]  # per layer: {name: row-level conjunction}
         layers = [Layer(runner.matcher, frozenset(sources), reads_rows, self._loader(runner, row_level), measures,
                         runner.lookback)
                   for runner, row_level, sources, reads_rows, measures in zip(
-                      runners, masks, [*(layer.sources for layer in hierarchy.layers), hierarchy.sources],
+                      runners, self.masks, [*(layer.sources for layer in hierarchy.layers), hierarchy.sources],
                       [*(layer.reads_rows for layer in hierarchy.layers), hierarchy.reads_rows],
-                      [*(self._measurer(k) for k in range(len(self.below))), self._output])]
+                      [*(self._measurer(k, runner) for k, runner in enumerate(self.below)), self._output])]
+        for k, layer in enumerate(hierarchy.layers):
+            if layer.keys:
+                layers[k] = layers[k]._replace(matcher=None, load=None, measures=None, refine=self._refiner(k),
+                                               part=lambda key, k=k: self._part(k, key))
         self.stack = LayerStack(layers)
         self.done: list = []  # output batches not yet yielded
 
@@ -89,11 +106,39 @@ class HierarchyRunner(PartitionRunner):
         super().reset()
         for runner in self.below:
             runner.reset()
+        for spare, used in zip(self.spare, self.used):
+            for runner in used:
+                runner.reset()
+            spare += used
+            used.clear()
         for column in self.raw.values():
             column.clear()
         self.raw_first = 0
         self.done = []
         self.stack.reset()
+
+    def _refiner(self, k: int):
+        """``Layer.refine`` of the refined layer ``k``: an item's key, compared as Spark groups."""
+        names = self.hierarchy.layers[k].keys
+
+        def refine(item) -> tuple:
+            if type(item) is Event:
+                index = self.measure_index[item.layer]
+                values = [item.values[index[name]] for name in names]
+            else:
+                values = [self.raw[name][item - self.raw_first] for name in names]
+            return tuple(_NAN if v != v else v + 0.0 if type(v) is float else v for v in values)
+        return refine
+
+    def _part(self, k: int, key: tuple) -> Layer:
+        """The part of the refined layer ``k`` for ``key`` (``LayerStack``): a matcher of its own."""
+        spare = self.spare[k]
+        runner = spare.pop() if spare else PartitionRunner(self.plans[k], pa.schema([]))
+        self.used[k].append(runner)
+        shown = tuple(float("nan") if v is _NAN else v for v in key)
+        layer = self.hierarchy.layers[k]
+        return Layer(runner.matcher, frozenset(layer.sources), layer.reads_rows, self._loader(runner, self.masks[k]),
+                     self._measurer(k, runner, shown), runner.lookback)
 
     def _loader(self, runner: PartitionRunner, masks: dict):
         """``Layer.load`` of the layer ``runner`` runs: append items' columns to its rows, and
@@ -139,9 +184,10 @@ class HierarchyRunner(PartitionRunner):
         return lambda event: constant
 
     # ---- matches out ------------------------------------------------------------------
-    def _measurer(self, k: int):
-        """``Layer.measures`` of layer ``k`` below the top: its events' values."""
-        runner, layer = self.below[k], self.hierarchy.layers[k]
+    def _measurer(self, k: int, runner: PartitionRunner, key: tuple = ()):
+        """``Layer.measures`` of layer ``k`` below the top, run by ``runner``: its events' values
+        (then the refined ``key``)."""
+        layer = self.hierarchy.layers[k]
         plan = runner.plan
 
         def measures(matches: list) -> list:
@@ -160,7 +206,7 @@ class HierarchyRunner(PartitionRunner):
                     columns[name] = from_arrow(kind, atom_column(kind, emitted.columns[output.atom], 0))
             table = FactTable([], columns, (), plan.ansi, plan.zone)
             evaluate = [compile_row(expr, table) for _, expr in layer.measures]
-            return [tuple(f((i, None, None)) for f in evaluate) for i in range(len(matches))]
+            return [(*(f((i, None, None)) for f in evaluate), *key) for i in range(len(matches))]
         return measures
 
     def _output(self, matches: list) -> list:

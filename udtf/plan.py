@@ -26,7 +26,7 @@ from .errors import MatchRecognizeError, Pos
 from .program import Program
 from .wire import decode, encode, record
 
-VERSION = 10
+VERSION = 11
 
 
 @record
@@ -190,6 +190,7 @@ class LayerPlan(NamedTuple):
     reads_rows: bool
     outputs: tuple  # of str
     measures: tuple  # of (name, expr)
+    keys: tuple = ()  # its own PARTITION BY columns refining the statement's (rule 8): a matcher per key
 
 
 @record

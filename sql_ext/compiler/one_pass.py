@@ -5,11 +5,13 @@ runs every layer's plan through ``udtf.match.layers.LayerStack`` (``udtf.hierarc
 Each layer's plan is the one of the expansion's clause (``hierarchy.expand``) over the
 expansion's union, planned with every expression over columns in the engine (``Plan.engine``):
 the UDTF builds the union's items itself, so no column can be computed by Spark.  A layer's
-events carry its measures, evaluated by the engine over the layer's atoms.  A WITHIN over the
+events carry its measures, evaluated by the engine over the layer's atoms.  A layer with its own
+PARTITION BY runs one matcher per refined key (``LayerPlan.keys``, rule 8) where Spark's grouping
+of its keys is Python's equality up to NaN and -0.0 (``groups``).  A WITHIN over the
 members' span is the matcher's (``span``), not a conjunct of every condition, where the
 pattern maps every item of a match (``contiguous``).  Not covered (the
-statement keeps its expansion, same rows): a layer with its own PARTITION BY, an expression the
-engine does not evaluate (a subquery, MEASURES navigating over an expression, a function outside
+statement keeps its expansion, same rows): a layer refined by a key of another type (a collated
+string, a nested value), an expression the engine does not evaluate (a subquery, MEASURES navigating over an expression, a function outside
 ``udtf.sparksql``), a layer measure the engine would type otherwise than Spark, WITH TIMEOUT ROWS.
 """
 from __future__ import annotations
@@ -18,10 +20,12 @@ from typing import Callable
 
 from sqlglot import exp
 
+from udtf.arrow import arrow_groups
 from udtf.errors import MatchRecognizeError
 from udtf.expr import type_of
 from udtf.pattern import STRICT, Repeat, Seq, walk
 from udtf.plan import Hierarchy, LayerPlan, Span, Value
+from udtf.sparksql.types import SqlType, TypeKind
 
 from . import lower
 from .analyze import Analysis, analysis_column, analyze, analyze_body, variable_name
@@ -37,8 +41,7 @@ def layers(clause: MatchRecognizeClause, expanded: list, below: list, top: Expan
     """The ``LayerPlan``s of the LAYERs of ``clause`` (``expanded``: each layer's expansion
     clause and union text; ``below``: its ``lower.Lowered`` in the expansion; ``top``: the
     expansion), or None when the statement is not covered (its top's plan included)."""
-    if not clause.layers or any(refinement(clause, layer) for layer in clause.layers) or \
-            clause.args.get("timeout") is not None:
+    if not clause.layers or clause.args.get("timeout") is not None:
         return None
     names = [variable_name(layer.this) for layer in clause.layers]
     plans = []
@@ -67,14 +70,25 @@ def layers(clause: MatchRecognizeClause, expanded: list, below: list, top: Expan
                 measures.append((measure, expr))
             reads_rows, read = reads(analyze_body(layer))
             types = {f.name: f.type for f in fields}
+            named = {f.name.lower(): f.name for f in fields}
+            keys = tuple(named[c.name.lower()] for c in refinement(clause, layer))
+            if not all(groups(types[k]) for k in keys):
+                return None
             held = lower.held(lowered.plan._replace(span=span(clause, layer, top.helpers, planned, types, settings)),
                               types)
             plans.append(LayerPlan(name, held,
                                    tuple(names.index(r) for r in read), reads_rows,
-                                   tuple(f.name for f in lowered.output), tuple(measures)))
+                                   tuple(f.name for f in lowered.output), tuple(measures), keys))
     except MatchRecognizeError:  # (the expansion, built first, reported the user's errors)
         return None
     return tuple(plans)
+
+
+def groups(kind: str) -> bool:
+    """Does Python's equality of the engine's values of ``kind``, with NaN equal to NaN and
+    -0.0 to 0.0, group them as Spark's PARTITION BY does?"""
+    t = SqlType.parse(kind)
+    return arrow_groups(t) or t.kind in (TypeKind.FLOAT, TypeKind.DOUBLE)
 
 
 def contiguous(body) -> bool:
@@ -128,7 +142,8 @@ def stack(analysis: Analysis, expansion: Expansion, plans: tuple, top: Plan, inp
     """The one pass of the statement ``analysis.clause`` (its layers ``plans``, its top ``top``
     planned over ``expansion``'s union) over its input."""
     clause, helpers = analysis.clause, expansion.helpers
-    read = {name.lower() for name in (*(v.name for p in plans for v in p.plan.values), *top.values,
+    read = {name.lower() for name in (*(v.name for p in plans for v in p.plan.values), *(k for p in plans for k in p.keys),
+                                      *top.values,
                                       *(a.column for a in top.atoms if a.column is not None),
                                       *(analysis_column(analysis, c) for c in (*clause.partition_by,
                                                                                *(o.this for o in clause.order))))}

@@ -10,7 +10,7 @@ one statement: 2-3 LAYERs under the top, standard semantics (Trino has no other)
 quantifiers (reluctant ones too) and alternation, DEFINE over the rows (PREV, running SUM) and
 over lower layers' measures, EVENT_START / EVENT_END, the four skip modes, WITHIN, ONE ROW PER
 MATCH; with ``period`` the rows are intervals ``PERIOD (s, ts)`` (ends tied, NULL bounds); a
-layer over rows only may refine the partition by ``g`` (rule 8: the expansion path).
+layer over rows only may refine the partition by ``g`` (rule 8: a matcher per key in the one pass).
 """
 from __future__ import annotations
 

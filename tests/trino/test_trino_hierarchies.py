@@ -1,7 +1,7 @@
 """sparkcep's statements with LAYERs (docs/hierarchies.md) vs the nested MATCH_RECOGNIZE a Trino
 user writes for them, on Trino 476 (marker ``trino``): random hierarchies over random streams
-(``hiergen``), each run on sparkcep twice - as planned (the one pass, or the expansion where a
-layer refines the partition) and as its expansion (``one_pass.layers`` answering "not
+(``hiergen``), each run on sparkcep twice - as planned (the one pass, or the expansion where the one
+pass does not cover the statement) and as its expansion (``one_pass.layers`` answering "not
 covered") - and on Trino as the hand-expanded plain SQL; rows compared as multisets.  Both
 engines raising (an AFTER MATCH SKIP to the match's first row) counts as agreement; a Trino
 timeout is not compared.

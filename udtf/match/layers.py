@@ -27,10 +27,16 @@ forgets rows), and a layer's released events once every reader took them.  A lay
 over member intervals is its plan's business (``plan.Span``, checked by its matcher:
 ``match.spans``; docs/hierarchies.md, "Evaluation"); on a stream,
 ``feed``'s horizon lets each matcher close its windows (``Matcher.closed``) without a row.
+
+A *refined* layer (a LAYER with its own PARTITION BY, rule 8) has one part per refined key
+met in the partition, each an ordinary layer (``Layer.part``: its own matcher, rows and
+MATCH_NUMBERs): its input is split by ``Layer.refine`` (an item's key), in order, and its
+frontier is the least of its parts'.  Its events still leave it in key order: a part's events
+complete at rows of its own key, so two parts' events never share a completing row.
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Union
+from typing import Callable, Hashable, NamedTuple, Union
 
 from .base import Matcher, forget
 from .runs import expand
@@ -74,6 +80,18 @@ class Layer(NamedTuple):
     load: Callable[[list], None]  # append the items' columns to ``matcher.rows``
     measures: Callable[[list], list]  # one tuple of values per match the matcher reported
     lookback: int = 0
+    refine: Callable[[Item], Hashable] | None = None  # a refined layer: an item's refined key
+    part: Callable[[Hashable], "Layer"] | None = None  # a refined layer: a fresh layer for a key
+
+
+class Part:
+    """A layer's matcher (``layer``: the layer itself, or the part of a refined one for one key)
+    and its input not yet forgotten."""
+    __slots__ = ("layer", "items")
+
+    def __init__(self, layer: Layer):
+        self.layer = layer
+        self.items: list = []
 
 
 class LayerStack:
@@ -91,14 +109,21 @@ class LayerStack:
     def reset(self):
         n = len(self.layers)
         self.size = 0  # the partition's rows arrived
-        self.items: list[list] = [[] for _ in range(n)]  # each layer's input not yet forgotten
+        # each layer's parts: {None: the layer} unless refined, then {refined key: its part}
+        self.parts: list[dict] = [{} if layer.refine is not None else {None: Part(layer)} for layer in self.layers]
         self.rows_fed = [0] * n  # the partition's rows already in each layer's input
         self.taken = [dict.fromkeys(layer.sources, 0) for layer in self.layers]  # per source: released events read
         self.held: list[list] = [[] for _ in range(n)]  # events completing at or after the frontier
         self.released: list[list] = [[] for _ in range(n)]  # events before the frontier, in key order
         self.frontier = [0] * n
         for layer in self.layers:
-            layer.matcher.reset()
+            if layer.refine is None:
+                layer.matcher.reset()
+
+    @property
+    def items(self) -> list[list]:
+        """Each layer's input not yet forgotten (a refined layer's: its parts', one after another)."""
+        return [[item for part in parts.values() for item in part.items] for parts in self.parts]
 
     def feed(self, count: int = 0, horizon=None) -> list[Event]:
         """(``horizon``: every row still to come lies, or ends, past it - a stream's watermark.)"""
@@ -121,21 +146,25 @@ class LayerStack:
         out: list[Event] = []
         for i, layer in enumerate(self.layers):
             bound = self._bound(i, final)
-            new = self._arrivals(i, bound)
-            self.items[i] += new
-            layer.load(new)
             # every item still to come ends past the horizon once the layers it reads released
             # every event they know of (those to come complete at rows to come)
-            layer.matcher.horizon = horizon if all(self.frontier[s] >= self.size for s in layer.sources) else None
-            found = expand(layer.matcher.finish() if final else layer.matcher.feed(len(new)))
-            events = self._events(i, found, layer.measures(found))
+            ahead = horizon if all(self.frontier[s] >= self.size for s in layer.sources) else None
+            events, frontier = [], bound
+            for part, new in self._split(i, self._arrivals(i, bound)):
+                part.items += new
+                part.layer.load(new)
+                matcher = part.layer.matcher
+                matcher.horizon = ahead
+                found = expand(matcher.finish() if final else matcher.feed(len(new)))
+                events += self._events(i, part.items, found, part.layer.measures(found))
+                water = matcher.low_water()
+                if water < len(part.items):
+                    frontier = min(frontier, completing(part.items[water]))
             if i == top:
                 out += events
                 continue
             self.held[i] += events
-            water = layer.matcher.low_water()
-            items = self.items[i]
-            self.frontier[i] = INF if final else min(bound, completing(items[water]) if water < len(items) else bound)
+            self.frontier[i] = INF if final else frontier
             ready = sorted((e for e in self.held[i] if e.completing < self.frontier[i]), key=key)
             self.held[i] = [e for e in self.held[i] if e.completing >= self.frontier[i]]
             self.released[i] += ready
@@ -143,10 +172,25 @@ class LayerStack:
             self._forget()
         return out
 
+    def _split(self, i: int, new: list) -> list:
+        """(part, its new items) for every part of layer ``i``, the items routed by their key."""
+        parts, layer = self.parts[i], self.layers[i]
+        if layer.refine is None:
+            return [(parts[None], new)]
+        routed: dict = {k: [] for k in parts}
+        for item in new:
+            k = layer.refine(item)
+            if k not in parts:
+                parts[k] = Part(layer.part(k))
+                routed[k] = []
+            routed[k].append(item)
+        return [(parts[k], items) for k, items in routed.items()]
+
     def _forget(self):
         """Drop what no matcher and no reader needs any more (row indexes go down with it)."""
-        for i, layer in enumerate(self.layers):
-            del self.items[i][:forget(layer.matcher, layer.lookback)]
+        for parts in self.parts:
+            for part in parts.values():
+                del part.items[:forget(part.layer.matcher, part.layer.lookback)]
         for s in range(len(self.layers)):
             readers = [taken for taken in self.taken if s in taken]
             done = min((taken[s] for taken in readers), default=len(self.released[s]))
@@ -170,8 +214,8 @@ class LayerStack:
             self.taken[i][s] = stop
         return sorted(new, key=key)
 
-    def _events(self, i: int, matches: list, values: list) -> list[Event]:
-        items, events = self.items[i], []
+    def _events(self, i: int, items: list, matches: list, values: list) -> list[Event]:
+        events = []
         for m, row in zip(matches, values):
             if not m.rows:
                 continue  # an empty match has no interval: no event
