@@ -1,7 +1,8 @@
 """LIKE / ILIKE (ESCAPE, NOT), array_join, element_at / try_element_at (of arrays and maps),
 array_max / array_min, size / cardinality, array_contains, array_position, the array(...)
 constructor, [NOT] LIKE / ILIKE ANY / ALL, subscripts (``a[i]``, ``m[k]``, ``get``), contains /
-startswith / endswith / replace (UTF8_BINARY and UTF8_LCASE) and nanvl over match state give
+startswith / endswith / replace (UTF8_BINARY and UTF8_LCASE), instr / locate, lpad / rpad,
+left / right and nanvl over match state give
 what Spark gives for the same values.
 
 The engine evaluates them where they read match state (a variable's column, an aggregate such
@@ -85,6 +86,9 @@ EXPRESSIONS = [
     "contains($l, 'i')", "endswith($l, 'Σ')", "replace($l, $lp, $lp)",
     "nanvl($x, 0.5D)", "nanvl($x, CAST($i AS FLOAT))", "nanvl(CAST($x AS FLOAT), NULL)", "nanvl($i, $x)",
     "nanvl($x, NULL)", "nanvl($x, $x + 1)",
+    "instr($s, $p)", "locate($p, $s, $i)", "locate($p, $s)", "position($p IN $s)", "locate('a', $s, NULL)",
+    "instr($i, 1)", "locate($p, $s, '2')", "lpad($s, $i, $p)", "rpad($s, $i, $p)", "lpad($s, $i)", "rpad($i, 5, 0)",
+    "left($s, $i)", "right($s, $i)", "left($p, '2')", "right(get($ast, 0), 1)", "lpad($l, $i, 'x')", "right($l, 2)",
     "$m[$i]", "$m['3']", "$m[CAST($i AS BIGINT)]", "$m[NULL]", "array($s, $p)[1]",
 ]
 # the subscripts Spark raises on under ANSI: (array column, index of the value row)
@@ -295,6 +299,8 @@ def test_like_over_a_navigated_string(mr_spark):
     ("contains(array_agg(A.v), 'a')", "contains(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
     ("replace(A.v, A.m) = 'a'", "replace(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
     ("nanvl(A.v = 'a', 1.0D) > 0", "nanvl(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("lpad(A.v, A.m) = 'a'", "lpad(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("locate('a', A.v, true) > 0", "locate(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
     ("get(array_agg(A.x), true) > 0", "get(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
 ])
 def test_refused_calls_are_errors_at_the_call(mr_spark, define, needle, message):
@@ -304,7 +310,7 @@ def test_refused_calls_are_errors_at_the_call(mr_spark, define, needle, message)
     assert (error.line, error.column) == at(sql, needle) and message in error.message, error
 
 
-@pytest.mark.parametrize("call", ["startswith(A.v, 'a')", "replace(A.v, 'a', 'b') = 'b'"])
+@pytest.mark.parametrize("call", ["startswith(A.v, 'a')", "replace(A.v, 'a', 'b') = 'b'", "instr(A.v, 'a') > 0"])
 def test_string_search_over_a_trim_collation_is_refused_at_the_call(mr_spark, call):
     mr_spark.sql("CREATE OR REPLACE TEMP VIEW seq_rtrim AS SELECT p, o, v COLLATE UTF8_LCASE_RTRIM AS v FROM "
                  "VALUES (1, 1, 'a') AS t(p, o, v)")

@@ -26,7 +26,7 @@ NODES = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", e
          exp.IsNan: "isnan", exp.Degrees: "degrees", exp.ArrayMax: "array_max", exp.ArrayMin: "array_min",
          exp.ArraySize: "size", exp.ArrayContains: "array_contains", exp.ArrayPosition: "array_position",
          exp.Array: "array", exp.Nanvl: "nanvl", exp.Contains: "contains", exp.StartsWith: "startswith",
-         exp.EndsWith: "endswith", exp.Replace: "replace",
+         exp.EndsWith: "endswith", exp.Replace: "replace", exp.Left: "left", exp.Right: "right",
          }
 
 
@@ -115,6 +115,10 @@ def _subscript(node):
         len(node.expressions) == 1 else None
 
 
+def _pad(node):
+    return [node.this, node.expression] + [p for p in [node.args.get("fill_pattern")] if p is not None]
+
+
 # (node, name, operands(node) or None where the node is not that call), tried in order
 SHAPED = (
     (exp.Is, "is_null", _is_null),
@@ -141,6 +145,12 @@ SHAPED = (
     (exp.Bracket, "element_at", _element_at(False)),
     (exp.Bracket, "try_element_at", _element_at(True)),
     (exp.Bracket, "subscript", _subscript),
+    (exp.StrPosition, "instr", lambda node: [node.this, node.args["substr"]]
+     if node.args.get("position") is None and node.args.get("occurrence") is None else None),
+    (exp.StrPosition, "locate", lambda node: [node.args["substr"], node.this, node.args["position"]]
+     if node.args.get("position") is not None and node.args.get("occurrence") is None else None),
+    (exp.Pad, "lpad", lambda node: _pad(node) if node.args.get("is_left") else None),
+    (exp.Pad, "rpad", lambda node: None if node.args.get("is_left") else _pad(node)),
 )
 
 AS_WRITTEN = {"cardinality": None, "bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),

@@ -159,7 +159,7 @@ def implicit_collation(arg) -> bool:
 # functions whose result does not depend on the collation of their string arguments
 _COLLATION_FREE = frozenset(("concat", "length", "substring", "case", "if", "coalesce", "is_null", "is_not_null",
                               "array_join", "element_at", "try_element_at", "size", "legacy_size", "array",
-                              "get", "subscript"))
+                              "get", "subscript", "lpad", "rpad", "left", "right"))
 
 
 def _icu_free(fn: str, arg_types, at) -> None:

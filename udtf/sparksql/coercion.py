@@ -987,6 +987,56 @@ def string_search_sig(f, args, ansi):
 _ORDINALS = ("first", "second", "third")
 
 
+def _string_params(f, args, ansi, params: str) -> list:
+    """ImplicitCastInputTypes over ``params`` ('s': a STRING, of the strings' collation; 'i': an
+    INT): an atomic argument implicitly cast, else UNEXPECTED_INPUT_TYPE; a BINARY one (Spark's
+    binary forms) refused."""
+    types = [_t(a) for a in args]
+    string = next((t for t in types if t.is_string), STRING)
+    out = []
+    for i, (t, p) in enumerate(zip(types, params)):
+        if t.kind is TypeKind.BINARY:
+            raise NotImplementedError(f"`{f}` of BINARY")
+        want = string if p == "s" else INT
+        cast = t if t == want else implicit_cast(t, want, ansi) if t.is_atomic or t.is_void else None
+        if cast is None:
+            raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The {_ORDINALS[i]} parameter requires the "
+                                                     f"{_sql(STRING if p == 's' else INT)} "
+                                                     f"type, however has the type {_sql(t)}.")
+        out.append(cast)
+    return out
+
+
+def _binary_collation(f, types) -> None:
+    for t in types:
+        if t.is_string and not (t.collation or "UTF8_BINARY").upper() == "UTF8_BINARY":
+            raise NotImplementedError(f"`{f}` over STRING COLLATE {t.collation} (only UTF8_BINARY)")
+
+
+def position_sig(f, args, ansi):
+    """StringInstr(str, substr) / StringLocate(substr, str, pos): STRINGs and an INT position;
+    INT.  UTF8_BINARY only."""
+    _arity(f, args, 2) if f == "instr" else _arity(f, args, 3)
+    out = _string_params(f, args, ansi, "ss" if f == "instr" else "ssi")
+    _binary_collation(f, out)
+    return Signature(tuple(out), INT)
+
+
+def pad_sig(f, args, ansi):
+    """StringLPad / StringRPad(str, len, pad): STRINGs and an INT length; the string's type."""
+    _arity(f, args, 2, 3)
+    out = _string_params(f, args, ansi, "sis")
+    return Signature(tuple(out), out[0])
+
+
+def left_right_sig(f, args, ansi):
+    """Left / Right(str, len) (Substring(str, 1, len); '' for len <= 0 and Substring(str, -len,
+    len)): a STRING and an INT; the string's type."""
+    _arity(f, args, 2)
+    out = _string_params(f, args, ansi, "si")
+    return Signature(tuple(out), out[0])
+
+
 def nanvl_sig(f, args, ansi):
     """NaNvl(x, y): each a DOUBLE or FLOAT, anything else implicitly cast to DOUBLE (a NULL
     ``y`` to ``x``'s type); a FLOAT next to a DOUBLE is cast to DOUBLE; ``x``'s type."""

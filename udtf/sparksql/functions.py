@@ -209,6 +209,14 @@ FUNCTIONS: tuple[Function, ...] = (
     _math("startswith", T.string_search_sig, B.string_search_fn, raises=_never),
     _math("endswith", T.string_search_sig, B.string_search_fn, raises=_never),
     _math("replace", T.string_search_sig, B.string_search_fn, raises=_never),
+    # (StringInstr; StringLocate(substr, str, pos): a NULL pos is 0; lpad / rpad; Left / Right)
+    _math("instr", T.position_sig, B.position_fn, raises=_never),
+    Function("locate", T.position_sig, B.locate_fn, order=Order.LAZY, lazy=B.lazy_locate,
+             raises=_never),
+    _math("lpad", T.pad_sig, B.pad_fn, raises=_never),
+    _math("rpad", T.pad_sig, B.pad_fn, raises=_never),
+    _math("left", T.left_right_sig, B.left_right_fn, raises=_never),
+    _math("right", T.left_right_sig, B.left_right_fn, raises=_never),
     # (``like(s, p, escape)``: ESCAPE's literal character; NOT LIKE is ``not`` of it)
     _math("like", T.like_sig, B.like_fn),
     _math("ilike", T.like_sig, B.like_fn),

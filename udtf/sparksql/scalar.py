@@ -1159,6 +1159,65 @@ def string_search_fn(f, types, result, ansi, zone):
     return replace
 
 
+def position_fn(f, types, result, ansi, zone):
+    """StringInstr(str, substr): the 1-based code point position of the first ``substr``, 0 if
+    none (an empty one is at 1)."""
+    return lambda s, sub: s.find(sub) + 1
+
+
+def _locate(sub, s, pos):
+    """StringLocate over values: a NULL ``pos`` is 0, else NULL ``substr`` or ``str`` NULL;
+    ``pos`` < 1 is 0, an empty ``substr`` 1 wherever ``pos`` is (UTF8String.indexOf), else the
+    1-based position of the first ``substr`` from ``pos``."""
+    if pos is None:
+        return 0
+    if sub is None or s is None:
+        return None
+    if pos < 1:
+        return 0
+    return 1 if not sub else s.find(sub, pos - 1) + 1
+
+
+def locate_fn(f, types, result, ansi, zone):
+    return _locate
+
+
+def lazy_locate(f, types, result, ansi, zone, ch):
+    """StringLocate(substr, str, pos) evaluates ``pos`` first (NULL: 0, without the others), then
+    ``substr`` (NULL: NULL, without ``str``), then ``str``."""
+    sub_, str_, pos_ = ch
+
+    def locate(row):
+        pos = pos_(row)
+        if pos is None:
+            return 0
+        sub = sub_(row)
+        return None if sub is None else _locate(sub, str_(row), pos)
+    return locate
+
+
+def pad_fn(f, types, result, ansi, zone):
+    """UTF8String.lpad / rpad: ``pad`` repeated to fill ``n`` code points, cut where it ends;
+    no padding needed (or an empty ``pad``): the first ``n`` code points ('' for ``n`` < 0)."""
+    left = f == "lpad"
+
+    def pad(s, n, fill=" "):
+        spaces = n - len(s)
+        if spaces <= 0 or not fill:
+            return s[:max(n, 0)]
+        filled = (fill * (spaces // len(fill) + 1))[:spaces]
+        return filled + s if left else s + filled
+    return pad
+
+
+def left_right_fn(f, types, result, ansi, zone):
+    """Left: Substring(str, 1, len); Right: '' for len <= 0, else Substring(str, -len, len)."""
+    sub = substring_fn("substring", types, result, ansi, zone)
+    if f == "left":
+        return lambda s, n: sub(s, 1, n)
+    return lambda s, n: s[:0] if n <= 0 else sub(s, -n, n)
+
+
 def lazy_nanvl(f, types, result, ansi, zone, ch):
     """NaNvl: ``x``, then ``y`` only where ``x`` is NaN (NULL ``x`` is NULL)."""
     x, y = ch
