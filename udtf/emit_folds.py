@@ -14,8 +14,9 @@ Welford's updates folded row by row in match order as ``_sequential`` folds a fl
 the result computed as the fold's.
 
 FILTER's condition, where ``match.vector`` evaluates it, drops the rows where it is not TRUE.
-DISTINCT (COUNT, SUM, AVG of numbers) reads a value at its first row in the match only, the
-values compared as the fold groups them (NaN one value, -0.0 read as 0.0).
+DISTINCT (COUNT, SUM, AVG of numbers; COUNT of dates, timestamps, booleans, decimals, binary and
+binary-collated strings too) reads a value at its first row in the match only, the values
+compared as the fold groups them (NaN one value, -0.0 read as 0.0).
 
 Integral sums are exact in int64: wrapping is two's complement as Spark's without ANSI, and
 under ANSI a flush where a match's sum up to a row leaves int64 (``_leaves_int64``, exact) is
@@ -39,11 +40,10 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from .expr import Agg, Call, Cast, Col, _column_cast, type_of
+from .expr import Agg, Col, _column_cast, type_of
 from .match.vector import NUMERIC, Compiler, Unsupported, Vec, View, column_array
 from .sparksql import aggregates, collation
 from .sparksql.aggregates import Fold
-from .sparksql.functions import lookup
 from .sparksql.types import INTEGRAL_RANGE, TypeKind, SqlType, arrow_type, to_arrow
 
 LONGEST = 256  # past this many rows in a match: moments go to the row fold, extremes to the scan, floating sums
@@ -114,9 +114,8 @@ class VectorFold(NamedTuple):
         columns = tuple(name for name, _ in readers)
         if form == "count":
             dtype = np.int64
-            if distinct and argument is None:  # (the values themselves: numbers only)
-                kind = SqlType.parse(agg.arg_types[0]).kind
-                dtype = np.int64 if kind in _INTEGRAL else np.float64 if kind in _FLOATING else None
+            if distinct and argument is None:  # (the values themselves, grouped as Spark groups them)
+                dtype = _distinct_dtype(SqlType.parse(agg.arg_types[0]))
                 if dtype is None or readers[0][1] is not None:
                     return None
             return VectorFold(form, agg.vars, columns, dtype, argument, keep=keep, distinct=distinct)
@@ -192,6 +191,8 @@ class VectorFold(NamedTuple):
             values = vec.values if self.form == "count" else vec.values.astype(self.dtype)
             if vec.valid is not None:  # (NULL is not read)
                 hit = hit & vec.valid
+        elif self.dtype is object and self.distinct:  # (COUNT DISTINCT: Python values, a NULL's placeholder not read)
+            values = object_array(_read(s, self.columns[0], None, columns)[0])
         elif self.dtype is not object and self.dtype is not Decimal and (self.form != "count" or self.distinct):
             values = _read(s, self.columns[0], self.dtype, columns)[0]
         if self.distinct:
@@ -266,7 +267,7 @@ class VectorFold(NamedTuple):
 
     def _boolean(self, s, hit: np.ndarray, running: bool, columns: dict):
         """COUNT_IF / BOOL_AND / BOOL_OR of the condition at the rows read, or None where
-        ``match.vector`` cannot vouch for it (NULL or NaN in a column, an integer leaving its
+        ``match.vector`` cannot vouch for it (NaN in a column, an integer leaving its
         range: the row fold decides, and raises where Spark does)."""
         vec = _evaluated(s, self.argument, columns)
         if vec is None:
@@ -295,51 +296,54 @@ def gather(column: list, rows: np.ndarray) -> list:
 
 
 def _compiled(expr, types) -> tuple | None:
-    """``expr`` (a row expression of one of ``types``) compiled by ``match.vector``: (``fn(view)
-    -> Vec``, the types of the columns it reads, whether it is NULL wherever a column it reads
-    is: every function in it NULL-intolerant, AND / OR are not), or None outside it."""
-    compiler = Compiler({})
+    """``expr`` (a row expression of one of ``types``) compiled by ``match.vector`` over columns
+    that may hold NULLs: (``fn(view) -> Vec``, the types of the columns it reads), or None
+    outside it."""
+    compiler = Compiler({}, nullable=True)
     try:
         if type_of(expr) not in types:
             return None
-        return compiler.compile(expr, row_only=True), dict(compiler.columns), _strict(expr)
+        return compiler.compile(expr, row_only=True), dict(compiler.columns)
     except Unsupported:
         return None
 
 
-def _strict(expr) -> bool:
-    if isinstance(expr, Call):
-        return lookup(expr.fn).null_intolerant and all(map(_strict, expr.args))
-    return _strict(expr.arg) if isinstance(expr, Cast) else True
-
-
 def _evaluated(s, compiled: tuple, columns: dict):
-    """The ``Vec`` of a ``_compiled`` expression at the matched rows of ``s`` (NULL where a
-    column it reads is, when it is strict), or None where ``match.vector`` cannot vouch for
-    every row (NaN in a column read, NULL in one under AND / OR, an integer leaving its range:
-    the row fold decides, and raises where Spark does)."""
-    fn, types, strict = compiled
-    arrays, null = {}, np.zeros(len(s.rows), dtype=bool)
+    """The ``Vec`` of a ``_compiled`` expression at the matched rows of ``s`` (a NULL in a
+    column read is NULL through every function but AND / OR, three-valued there), or None where
+    ``match.vector`` cannot vouch for every row (NaN in a column read, an integer leaving its
+    range: the row fold decides, and raises where Spark does)."""
+    fn, types = compiled
+    arrays, valid = {}, {}
     try:
         for name, type_ in types.items():
             values, present = _read(s, name, None, columns)  # (0 where NULL)
             if not present.all():
-                if not strict:
-                    return None
-                null |= ~present
+                valid[name] = present
             arrays[name] = column_array(values, type_)
     except Unsupported:
         return None
-    vec = fn(View(np.arange(len(s.rows)), [], [], [], arrays, len(s.rows)))
-    if null.any():  # (a NULL row's value is computed from placeholders: not kept, nor its doubt)
-        valid = ~null if vec.valid is None else vec.valid & ~null
-        vec = Vec(vec.values, valid, None if vec.unsure is None else vec.unsure & valid)
+    vec = fn(View(np.arange(len(s.rows)), [], [], [], arrays, len(s.rows), valid))
     return None if vec.unsure is not None and vec.unsure.any() else vec
 
 
+def _distinct_dtype(t: SqlType):
+    """How COUNT(DISTINCT v) of ``t`` values reads them, or None (then the row fold): int64
+    (integral, and dates and timestamps, held as days / microseconds), float64, or object (their
+    Python values, equal exactly where Spark's values are: booleans, decimals of one type,
+    binary, strings of a binary collation)."""
+    if t.kind in _INTEGRAL | _INSTANTS:
+        return np.int64
+    if t.kind in _FLOATING:
+        return np.float64
+    if t.kind in _RANKED and (t.kind is not TypeKind.STRING or collation.binary(t.collation)):
+        return object
+    return None
+
+
 def _first_seen(values: np.ndarray, read: np.ndarray, s) -> np.ndarray:
-    """Per matched row: is it read, its value (numbers, NaN one value, -0.0 = 0.0) not read
-    before in its match?"""
+    """Per matched row: is it read, its value (numbers: NaN one value, -0.0 = 0.0; or Python
+    values of one type) not read before in its match?"""
     at = np.flatnonzero(read)
     rank = _ranks(values[at], np.ones(len(at), dtype=bool))
     owner = s.owner[at]

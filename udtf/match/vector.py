@@ -47,13 +47,16 @@ class View(NamedTuple):
     over the lanes: its first row and row count, the row read included), ``aggs`` (the state of
     each aggregate, the row read folded in), ``columns`` (name -> array over the partition's
     rows held) and ``size`` (rows held).  Arrays are over the lanes, or lanes x rows ahead
-    (``match.lanes`` reading ahead; a lane's fixed facts then have shape lanes x 1)."""
+    (``match.lanes`` reading ahead; a lane's fixed facts then have shape lanes x 1); ``valid``:
+    name -> which of those rows are not NULL, for a ``Compiler(nullable=True)``'s columns (a
+    column not in it has no NULL)."""
     row: np.ndarray
     first: list
     count: list
     aggs: list
     columns: dict
     size: int
+    valid: dict | None = None
 
 
 def _and(a, b):
@@ -103,10 +106,12 @@ def column_array(values: list, type_: str) -> np.ndarray:
 class Compiler:
     """Compiles expressions over a sequence: ``elements`` maps a variable to its element
     index.  ``aggs`` collects the aggregates the compiled expressions read (``View.aggs``
-    follows its order)."""
+    follows its order).  ``nullable``: a column may hold NULLs (``View.valid``), which every
+    vectorized function but AND / OR (three-valued) propagates."""
 
-    def __init__(self, elements: dict):
+    def __init__(self, elements: dict, nullable: bool = False):
         self.elements = elements
+        self.nullable = nullable
         self.aggs: list = []
         self.columns: dict = {}  # name -> Spark type, of the columns read
 
@@ -131,6 +136,9 @@ class Compiler:
                 raise Unsupported(expr.type)
             self.columns[expr.name] = expr.type
             name = expr.name
+            if self.nullable:
+                return lambda view: Vec(view.columns[name][view.row], None if name not in view.valid else
+                                        view.valid[name][view.row])
             return lambda view: Vec(view.columns[name][view.row])
         if isinstance(expr, Cast):
             return self._cast(expr, row_only)
