@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from sql_support import mr_spark, rows, view  # noqa: F401  (fixture)
+from sql_support import at, mr_spark, rows, view  # noqa: F401  (fixture)
+from udtf.errors import MatchRecognizeError
 
 FORMS = [
     "'O''Brien'", '"x""y"', "'it''s' 'x'", "'a\\'b'", "'a\"\"b'", '"a\'\'b"', "r'a\\nb'",
@@ -73,3 +74,23 @@ def test_backquoted_names_with_backquotes(table):
     assert got == [(1, 7, 18)]
     assert table.sql("SELECT * FROM fidelity MATCH_RECOGNIZE (PARTITION BY k ORDER BY t "
                      "MEASURES LAST(`a``b`) AS `x``y` PATTERN (A+) DEFINE A AS t > 0) AS m").columns == ["k", "x`y"]
+
+
+def test_brackets_after_a_column_named_array_or_list_are_subscripts(table):
+    """Spark has no ``ARRAY[...]`` constructor: ``array[i]`` (``A.array[i]``, ```array`[i]``)
+    is the element i of a column named ``array``, as in plain Spark; sqlglot read them as
+    ``array(i)`` (the qualifier dropped), whose values and types differ."""
+    view(table, "arrays", "k int, t int, `array` ARRAY<INT>, list ARRAY<STRING>",
+         [(1, 1, [5, 1], ["x", "y"]), (1, 2, [7, 0], ["z", "w"]), (1, 3, [9, 1], ["u", "v"])])
+    expected = rows(table, "SELECT t, array[0], `array`[t % 2], list[1], size(array(array[1] + 1)) "
+                           "FROM arrays ORDER BY t")
+    got = rows(table, """SELECT t, a0, at, l1, s FROM arrays MATCH_RECOGNIZE (
+        PARTITION BY k ORDER BY t
+        MEASURES array[0] AS a0, `array`[t % 2] AS at, list[1] AS l1, size(array(A.array[1] + 1)) AS s
+        ALL ROWS PER MATCH PATTERN (A | B) DEFINE A AS A.array[1] = 1, B AS `array`[1] = 0) AS m
+        WHERE array[0] > 0 ORDER BY t""")
+    assert got == expected and len(got) == 3
+    sql = "SELECT * FROM arrays MATCH_RECOGNIZE (ORDER BY t PATTERN (A) DEFINE A AS t IN (ARRAY[1, 2])) AS m"
+    with pytest.raises(MatchRecognizeError) as info:
+        table.sql(sql)
+    assert (info.value.line, info.value.column) == at(sql, ", 2]")

@@ -708,6 +708,9 @@ class SparkCepParser(WindowSyntax, SparkParser):
     }.items()}
     FUNCTION_PARSERS = {name: parser for name, parser in SparkParser.FUNCTION_PARSERS.items()
                         if name.lower() not in AGGREGATES_AS_WRITTEN}
+    # Spark has no ``ARRAY[...]`` / ``LIST[...]`` constructor: ``array[i]`` (``A.array[i]``,
+    # ```array`[i]``) subscripts a column named array; sqlglot built ``array(i)`` of them
+    ARRAY_CONSTRUCTORS: t.ClassVar = {}
     # Spark's any(DISTINCT x) is the aggregate (bool_or); sqlglot reads ANY as a predicate of
     # one operand, where DISTINCT cannot stand
     NO_PAREN_FUNCTION_PARSERS = {**SparkParser.NO_PAREN_FUNCTION_PARSERS,
