@@ -340,6 +340,41 @@ def test_a_changed_query_continues_exactly_or_stops(ss, workdir):
     assert ordered(r for _, r in second) == [r for r in expected if r[:-1] not in emitted]
 
 
+SIZE_OF_NULL = """
+    SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, seq
+      MEASURES FIRST(A.seq) AS s, LAST(B.seq) AS e, MATCH_NUMBER() AS mn
+      PATTERN (A B+) DEFINE A AS size(IF(x < 5, NULL, array(x))) IS NULL OR x = 7, B AS x > PREV(x)) AS m"""
+
+
+def test_a_restart_under_another_size_of_null_stops(ss, workdir, confs):
+    """Without ANSI, spark.sql.legacy.sizeOfNull makes size(NULL) -1 (else NULL), which decides
+    matches: a checkpoint written under one setting, restarted under the other, stops naming it
+    (its held rows and resume points were computed under the first); back under the first it
+    continues exactly."""
+    rows = events(13)
+    batches = chunked(rows, seed=5, batches=6, jitter=3)
+    legacy = {"spark.sql.ansi.enabled": "false", "spark.sql.legacy.sizeOfNull": "true"}
+    confs(ss, legacy)
+    expected = batch_rows(ss, SIZE_OF_NULL, rows)
+    confs(ss, {"spark.sql.legacy.sizeOfNull": "false"})
+    assert expected != batch_rows(ss, SIZE_OF_NULL, rows), "a setting that changes no match checks little"
+    for first, second in ((legacy, {"spark.sql.legacy.sizeOfNull": "false"}),
+                          ({"spark.sql.legacy.sizeOfNull": "false"}, legacy)):
+        checkpoint = f"{workdir}/cp_{first['spark.sql.legacy.sizeOfNull']}"
+        script = write_script(f"{workdir}/script.json", SCHEMA, batches[:3])
+        scripted(ss, script, "ts", "2 seconds").where(KEEP).createOrReplaceTempView("events_live")
+        confs(ss, first)
+        done, _ = run_to_end(sql_ext.stream(ss, SIZE_OF_NULL.format(src="events_live")), checkpoint)
+        write_script(script, SCHEMA, batches)
+        confs(ss, second)
+        with pytest.raises(Exception, match="spark.sql.legacy.sizeOfNull changed") as info:
+            run_to_end(sql_ext.stream(ss, SIZE_OF_NULL.format(src="events_live")), checkpoint)
+        assert "new checkpoint location" in str(info.value)
+        confs(ss, first)
+        rest, _ = run_to_end(sql_ext.stream(ss, SIZE_OF_NULL.format(src="events_live")), checkpoint)
+        assert done and ordered([r for _, r in done] + [r for _, r in rest]) == batch_rows(ss, SIZE_OF_NULL, rows)
+
+
 def test_a_hierarchy_restarts_exactly_and_a_changed_layer_stops(ss, workdir):
     """A statement with LAYERs: restarted from its checkpoint once the rest of the rows arrived,
     it emits exactly the batch query's rows the first run did not (each layer's runs and events

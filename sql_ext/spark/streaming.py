@@ -167,7 +167,8 @@ class StreamCatalog(SparkCatalog):
         plan = lowered.plan
         shards = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
         context = lookback(plan)
-        parts = fingerprint(analysis, plan, order, input_fields, self.args, shards, self.processing_time)
+        parts = fingerprint(analysis, plan, order, input_fields, self.args, shards, self.processing_time,
+                            self.size_of_null())
         return StreamSpec(plan.to_json(), inputs, outputs, order, context,
                           Fingerprint(parts, context, reads_across_gaps(plan, context)))
 
@@ -268,11 +269,12 @@ def _processor(spec_json: str, processing_time: bool, floor_ms: int | None):
 
 
 def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, args, shards: int,
-                processing_time: bool) -> tuple:
+                processing_time: bool, size_of_null: bool) -> tuple:
     """(name, digest) of each part of the statement a stream's state depends on (MEASURES is
     not one: a measure reads the rows a match holds, whatever the measures were), of the
-    number of ``shards`` its keys are hashed into and, in processing time, of the clock (an
-    event-time state holds a watermark where it holds a processing time)."""
+    number of ``shards`` its keys are hashed into, in processing time of the clock (an
+    event-time state holds a watermark where it holds a processing time), and without ANSI of
+    ``size_of_null`` (spark.sql.legacy.sizeOfNull) when it is not Spark's default."""
     clause = analysis.clause
     parts = {
         "PARTITION BY": plan.partition,
@@ -291,6 +293,8 @@ def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, arg
     }
     if processing_time:  # absent in event time: the fingerprints of event-time checkpoints stay as they were
         parts["the clock (processing_time)"] = "processing time"
+    if not plan.ansi and not size_of_null:  # (size(NULL) is NULL; absent where it is -1, or ANSI decides it)
+        parts["spark.sql.legacy.sizeOfNull"] = "false"
     if plan.hierarchy is not None:  # (absent without LAYERs, likewise)
         parts["LAYER, PERIOD, WITHIN"] = (wire_encode((plan.hierarchy, plan.define)), [to_spark_sql(node) for node in (
             clause.period, clause.within) if node is not None])
