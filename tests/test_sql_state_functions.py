@@ -89,6 +89,7 @@ EXPRESSIONS = [
     "instr($s, $p)", "locate($p, $s, $i)", "locate($p, $s)", "position($p IN $s)", "locate('a', $s, NULL)",
     "instr($i, 1)", "locate($p, $s, '2')", "lpad($s, $i, $p)", "rpad($s, $i, $p)", "lpad($s, $i)", "rpad($i, 5, 0)",
     "left($s, $i)", "right($s, $i)", "left($p, '2')", "right(get($ast, 0), 1)", "lpad($l, $i, 'x')", "right($l, 2)",
+    "instr($l, $lp)", "locate($lp, $l, $i)", "position('a' IN $l)",
     "$m[$i]", "$m['3']", "$m[CAST($i AS BIGINT)]", "$m[NULL]", "array($s, $p)[1]",
 ]
 # the subscripts Spark raises on under ANSI: (array column, index of the value row)

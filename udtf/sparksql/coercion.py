@@ -978,9 +978,7 @@ def string_search_sig(f, args, ansi):
             raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The {_ORDINALS[i]} parameter requires the \"STRING\" type, "
                                                      f"however has the type {_sql(t)}.")
         out.append(cast)
-    name = (string.collation or "UTF8_BINARY").upper()
-    if name not in ("UTF8_BINARY", "UTF8_LCASE"):
-        raise NotImplementedError(f"`{f}` over STRING COLLATE {name} (only UTF8_BINARY and UTF8_LCASE)")
+    _searched_collation(f, out)
     return Signature(tuple(out), string if f == "replace" else BOOLEAN)
 
 
@@ -1007,18 +1005,19 @@ def _string_params(f, args, ansi, params: str) -> list:
     return out
 
 
-def _binary_collation(f, types) -> None:
+def _searched_collation(f, types) -> None:
+    """Refuse searching strings of another collation than UTF8_BINARY and UTF8_LCASE."""
     for t in types:
-        if t.is_string and not (t.collation or "UTF8_BINARY").upper() == "UTF8_BINARY":
-            raise NotImplementedError(f"`{f}` over STRING COLLATE {t.collation} (only UTF8_BINARY)")
+        if t.is_string and (t.collation or "UTF8_BINARY").upper() not in ("UTF8_BINARY", "UTF8_LCASE"):
+            raise NotImplementedError(f"`{f}` over STRING COLLATE {t.collation} (only UTF8_BINARY and UTF8_LCASE)")
 
 
 def position_sig(f, args, ansi):
     """StringInstr(str, substr) / StringLocate(substr, str, pos): STRINGs and an INT position;
-    INT.  UTF8_BINARY only."""
+    INT.  UTF8_BINARY and UTF8_LCASE only."""
     _arity(f, args, 2) if f == "instr" else _arity(f, args, 3)
     out = _string_params(f, args, ansi, "ss" if f == "instr" else "ssi")
-    _binary_collation(f, out)
+    _searched_collation(f, out)
     return Signature(tuple(out), INT)
 
 

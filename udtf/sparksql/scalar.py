@@ -1159,40 +1159,49 @@ def string_search_fn(f, types, result, ansi, zone):
     return replace
 
 
+def _finder(types) -> Callable[[str, str, int], int]:
+    """``find(s, sub, start)`` under the strings' collation: the code point index of the first
+    match from ``start``, or -1 (UTF8_LCASE: ``collation.lcase_find``)."""
+    lcase = any(t.is_string and not collation.binary(t.collation or "") for t in types)
+    return collation.lcase_find if lcase else str.find
+
+
 def position_fn(f, types, result, ansi, zone):
     """StringInstr(str, substr): the 1-based code point position of the first ``substr``, 0 if
     none (an empty one is at 1)."""
-    return lambda s, sub: s.find(sub) + 1
-
-
-def _locate(sub, s, pos):
-    """StringLocate over values: a NULL ``pos`` is 0, else NULL ``substr`` or ``str`` NULL;
-    ``pos`` < 1 is 0, an empty ``substr`` 1 wherever ``pos`` is (UTF8String.indexOf), else the
-    1-based position of the first ``substr`` from ``pos``."""
-    if pos is None:
-        return 0
-    if sub is None or s is None:
-        return None
-    if pos < 1:
-        return 0
-    return 1 if not sub else s.find(sub, pos - 1) + 1
+    find = _finder(types)
+    return lambda s, sub: find(s, sub, 0) + 1
 
 
 def locate_fn(f, types, result, ansi, zone):
-    return _locate
+    """StringLocate over values: a NULL ``pos`` is 0, else NULL ``substr`` or ``str`` NULL;
+    ``pos`` < 1 is 0, an empty ``substr`` 1 wherever ``pos`` is (UTF8String.indexOf, and under
+    UTF8_LCASE too), else the 1-based position of the first ``substr`` from ``pos``."""
+    find = _finder(types)
+
+    def locate(sub, s, pos):
+        if pos is None:
+            return 0
+        if sub is None or s is None:
+            return None
+        if pos < 1:
+            return 0
+        return 1 if not sub else find(s, sub, pos - 1) + 1
+    return locate
 
 
 def lazy_locate(f, types, result, ansi, zone, ch):
     """StringLocate(substr, str, pos) evaluates ``pos`` first (NULL: 0, without the others), then
     ``substr`` (NULL: NULL, without ``str``), then ``str``."""
     sub_, str_, pos_ = ch
+    core = locate_fn(f, types, result, ansi, zone)
 
     def locate(row):
         pos = pos_(row)
         if pos is None:
             return 0
         sub = sub_(row)
-        return None if sub is None else _locate(sub, str_(row), pos)
+        return None if sub is None else core(sub, str_(row), pos)
     return locate
 
 
