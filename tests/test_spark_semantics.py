@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 import os
 import random
-from decimal import Decimal
+from decimal import Context, Decimal
 
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -132,6 +133,21 @@ def test_arrow_roundtrip():
     for t, vals in ((SqlType.parse("timestamp"), [0, -1, None]), (SqlType.parse("date"), [0, 18321, None]),
                     (decimal(5, 2), [Decimal("1.25"), None]), (SqlType.parse("array<int>"), [(1, None), None, ()])):
         assert from_arrow(t, to_arrow(t, vals)) == vals
+
+
+def test_decimals_from_arrow_are_their_types_values():
+    """A DECIMAL(p, s) column's values hold exponent -s (as a quantize to s would): zeros,
+    values below 10**-6 (Arrow's text of them is scientific), p = 38 at its limits, NULLs."""
+    rng = random.Random(13)
+    for p in (1, 5, 18, 19, 38):
+        for s in sorted({0, 1, p // 2, p}):
+            units = [0, 1, -1, 10 ** p - 1, -(10 ** p - 1)] + [rng.randint(-(10 ** p - 1), 10 ** p - 1)
+                                                                for _ in range(50)]
+            values = [None] + [Decimal(u).scaleb(-s, context=Context(prec=80)) for u in units]
+            got = from_arrow(decimal(p, s), pa.array(values, pa.decimal128(p, s)))
+            want = [None] + [v.quantize(Decimal(1).scaleb(-s), context=Context(prec=80)) for v in values[1:]]
+            assert [None if v is None else v.as_tuple() for v in got] == \
+                [None if v is None else v.as_tuple() for v in want], (p, s)
 
 
 # ---- differential tests against Spark --------------------------------------------------------

@@ -431,6 +431,8 @@ def from_arrow(t: SqlType, column) -> list:
             return [None if v is None else v.months for v in column.to_pylist()]
         return pc.cast(column, pa.int32()).to_pylist()
     if k is TypeKind.DECIMAL:
+        if t.scale >= 0:  # (Arrow's Decimal of unscaled u is u's digits at exponent -scale: "0E-10", "1.23E-8")
+            return column.to_pylist()
         exp = Decimal(1).scaleb(-t.scale)
         wide = Context(prec=2 * MAX_PRECISION)  # the default context's 28 digits cannot hold decimal(38,s)
         return [None if v is None else v.quantize(exp, context=wide) for v in column.to_pylist()]
