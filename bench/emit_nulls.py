@@ -2,10 +2,10 @@
 per-match row fold: COUNT(DISTINCT s) of strings, COUNT(DISTINCT dt) of dates, COUNT_IF and
 FILTER over AND / OR of nullable columns; CPU seconds, best of 3.
 
-    PYTHONPATH=. .venv/bin/python bench/emit_nulls.py [--rows 200000]
+    PYTHONPATH=. .venv/bin/python bench/emit_nulls.py [--rows 200000] [--nan]
 
 Matches of 1-8 consecutive rows (three variables), 10 % NULLs in every column, ONE ROW PER
-MATCH (FINAL) and ALL ROWS PER MATCH (RUNNING).  Run it in two checkouts to compare them (the
+MATCH (FINAL) and ALL ROWS PER MATCH (RUNNING); ``--nan``: 5 % of ``d`` NaN too, and AVG(d * 2.0).  Run it in two checkouts to compare them (the
 same seed: the same input).
 """
 from __future__ import annotations
@@ -23,12 +23,14 @@ from udtf.rows import Match, MatchKind
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--nan", action="store_true", help="NaN in d, and AVG(d * 2.0)")
     args = parser.parse_args()
     n = args.rows
     rng = random.Random(1)
     maybe = lambda make: [None if rng.random() < 0.1 else make() for _ in range(n)]
     values = {"s": maybe(lambda: rng.choice("ABCDEFGHIJ")), "dt": maybe(lambda: rng.randint(19000, 19010)),
-              "i": maybe(lambda: rng.randint(0, 9)), "d": maybe(rng.random)}
+              "i": maybe(lambda: rng.randint(0, 9)),
+              "d": maybe(lambda: float("nan") if args.nan and rng.random() < 0.05 else rng.random())}
     i, d = Col("i", "int"), Col("d", "double")
     either = Call("or", (Call("<", (i, Lit(3, "int")), ("int", "int"), "boolean"),
                          Call(">", (d, Lit(0.5, "double")), ("double", "double"), "boolean")),
@@ -37,6 +39,9 @@ def main() -> None:
             Agg("count", (0,), (Col("dt", "date"),), ("date",), True, None, "bigint"),
             Agg("count_if", None, (either,), ("boolean",), False, None, "bigint"),
             Agg("sum", (1,), (i,), ("bigint",), False, either, "bigint")]
+    if args.nan:
+        twice = Call("*", (d, Lit(2.0, "double")), ("double", "double"), "double")
+        aggs.append(Agg("avg", None, (twice,), ("double",), False, None, "double"))
     matches, start = [], 0
     while start < n:
         length = min(rng.randint(1, 8), n - start)

@@ -157,7 +157,7 @@ def _keyed_values(rng, size: int) -> dict:
             "dt": pick([-719162, 0, 1, 19000]), "ts": pick([-(1 << 62), -1, 0, 1, 1 << 62]),
             "m": pick([Decimal("0.00"), Decimal("-0.01"), Decimal("1.25"), Decimal("99999999.99")]),
             "bn": pick([b"", b"\x00", b"a", b"A"]), "b": pick([True, False]), "i": pick([0, 1, 2, -5]),
-            "d": pick([0.0, -0.0, 1.5, -2.0, 1e300])}
+            "d": pick([0.0, -0.0, 1.5, -2.0, 1e300, -math.inf, math.nan])}
 
 
 def _null_atoms(rng) -> list:
@@ -176,8 +176,9 @@ def _null_atoms(rng) -> list:
             return col("b")
         if roll < 0.2:
             return Lit(None, "boolean")
-        name, literal = rng.choice([("i", Lit(1, "int")), ("d", Lit(0.0, "double"))])
-        return Call(rng.choice(["<", "=", ">="]), (col(name), literal), (KEYS[name],) * 2, "boolean")
+        name, literal = rng.choice([("i", Lit(1, "int")), ("d", Lit(0.0, "double")), ("d", Lit(math.nan, "double")),
+                                    ("d", Call("*", (col("d"), Lit(1e300, "double")), ("double",) * 2, "double"))])
+        return Call(rng.choice(["<", "<=", "=", "<>", ">", ">="]), (col(name), literal), (KEYS[name],) * 2, "boolean")
 
     atoms = []
     for _ in range(rng.randint(1, 5)):
@@ -189,9 +190,14 @@ def _null_atoms(rng) -> list:
         elif roll < 0.7:
             fn = rng.choice(["count_if", "bool_and", "bool_or"])
             agg = Agg(fn, vars_, (condition(),), ("boolean",), False, None, "bigint" if fn == "count_if" else "boolean")
-        else:
+        elif roll < 0.85:
             plus = Call("+", (col("i"), Lit(3, "int")), ("int", "int"), "int")
             agg = Agg("sum", vars_, (plus,), ("bigint",), False, condition(), "bigint")
+        else:  # (a double expression: NaN, infinities, -0.0 through it)
+            fn = rng.choice(["sum", "avg", "min", "max"])
+            arg = Call(rng.choice(["-", "*"]), (col("d"), rng.choice([Lit(1.5, "double"), col("d")])),
+                       ("double",) * 2, "double")
+            agg = Agg(fn, vars_, (arg,), ("double",), False, None, "double")
         atoms.append(Atom(agg, rng.random() < 0.5))
     return atoms
 
@@ -200,8 +206,8 @@ def _null_atoms(rng) -> list:
 def test_distinct_keys_and_null_logic_are_the_row_folds(mode, monkeypatch):
     """COUNT(DISTINCT c) of strings (binary collation; UTF8_LCASE left to the row fold), dates,
     timestamps, decimals, binary, booleans; conditions with NULLs under AND / OR / NOT (COUNT_IF,
-    BOOL_AND / BOOL_OR, FILTER): the same values both ways, and vectorized wherever no
-    UTF8_LCASE string is read."""
+    BOOL_AND / BOOL_OR, FILTER), comparisons and aggregates of doubles with NaN, infinities and
+    -0.0: the same values both ways, and vectorized wherever no UTF8_LCASE string is read."""
     rng = random.Random(28)
     for case in range(200):
         long = rng.random() < 0.05

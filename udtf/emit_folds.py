@@ -267,7 +267,7 @@ class VectorFold(NamedTuple):
 
     def _boolean(self, s, hit: np.ndarray, running: bool, columns: dict):
         """COUNT_IF / BOOL_AND / BOOL_OR of the condition at the rows read, or None where
-        ``match.vector`` cannot vouch for it (NaN in a column, an integer leaving its
+        ``match.vector`` cannot vouch for it (an integer leaving its
         range: the row fold decides, and raises where Spark does)."""
         vec = _evaluated(s, self.argument, columns)
         if vec is None:
@@ -310,9 +310,9 @@ def _compiled(expr, types) -> tuple | None:
 
 def _evaluated(s, compiled: tuple, columns: dict):
     """The ``Vec`` of a ``_compiled`` expression at the matched rows of ``s`` (a NULL in a
-    column read is NULL through every function but AND / OR, three-valued there), or None where
-    ``match.vector`` cannot vouch for every row (NaN in a column read, an integer leaving its
-    range: the row fold decides, and raises where Spark does)."""
+    column read is NULL through every function but AND / OR, three-valued there; a NaN compares
+    in Spark's order), or None where ``match.vector`` cannot vouch for every row (an integer
+    leaving its range: the row fold decides, and raises where Spark does)."""
     fn, types = compiled
     arrays, valid = {}, {}
     try:
@@ -320,10 +320,11 @@ def _evaluated(s, compiled: tuple, columns: dict):
             values, present = _read(s, name, None, columns)  # (0 where NULL)
             if not present.all():
                 valid[name] = present
-            arrays[name] = column_array(values, type_)
+            arrays[name] = column_array(values, type_, nan=True)
     except Unsupported:
         return None
-    vec = fn(View(np.arange(len(s.rows)), [], [], [], arrays, len(s.rows), valid))
+    with np.errstate(all="ignore"):  # (overflow to infinity, inf - inf: IEEE's values, the fold's too)
+        vec = fn(View(np.arange(len(s.rows)), [], [], [], arrays, len(s.rows), valid))
     return None if vec.unsure is not None and vec.unsure.any() else vec
 
 

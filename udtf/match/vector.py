@@ -84,8 +84,9 @@ def _checked(values: np.ndarray, type_: str, valid, unsure):
     return Vec(values, valid, unsure)
 
 
-def column_array(values: list, type_: str) -> np.ndarray:
-    """A column's values (Python) as numpy; Unsupported for NULLs, NaN or an unhandled type."""
+def column_array(values: list, type_: str, nan: bool = False) -> np.ndarray:
+    """A column's values (Python) as numpy; Unsupported for NULLs, NaN (unless ``nan``) or an
+    unhandled type."""
     if type_ not in NUMERIC and type_ != "boolean":
         raise Unsupported(type_)
     if type_ == "boolean":
@@ -96,7 +97,7 @@ def column_array(values: list, type_: str) -> np.ndarray:
         out = np.array(values, dtype=np.float64 if type_ == "double" else np.int64)  # (an int beyond int64 raises)
     except (TypeError, OverflowError):
         raise Unsupported("NULL") from None
-    if type_ == "double" and np.isnan(out).any():
+    if type_ == "double" and not nan and np.isnan(out).any():
         raise Unsupported("NaN")
     if type_ == "bigint" and len(out) and (out.min() < -(1 << 62) or out.max() > (1 << 62) - 1):
         raise Unsupported("bigint beyond 2**62")
@@ -107,7 +108,8 @@ class Compiler:
     """Compiles expressions over a sequence: ``elements`` maps a variable to its element
     index.  ``aggs`` collects the aggregates the compiled expressions read (``View.aggs``
     follows its order).  ``nullable``: a column may hold NULLs (``View.valid``), which every
-    vectorized function but AND / OR (three-valued) propagates."""
+    vectorized function but AND / OR (three-valued) propagates, and a DOUBLE NaN, which compares
+    in Spark's order (NaN = NaN, above every other value) instead of leaving its lane unsure."""
 
     def __init__(self, elements: dict, nullable: bool = False):
         self.elements = elements
@@ -161,7 +163,7 @@ class Compiler:
                 raise Unsupported("literal beyond 2**62")
             dtype = np.int64
         elif expr.type == "double":
-            if expr.value != expr.value:
+            if expr.value != expr.value and not self.nullable:
                 raise Unsupported("NaN")
             dtype = np.float64
         elif expr.type == "boolean":
@@ -201,12 +203,14 @@ class Compiler:
         op = getattr(np, ufunc)
         if expr.type == "boolean" and len(args) == 2 and (types <= INTEGRAL.keys() or len(types) == 1) \
                 and types <= NUMERIC | {"boolean"}:  # a comparison
+            if self.nullable and types == {"double"}:
+                return _binary(args, _NAN_ORDER[ufunc])
             return _binary(args, lambda a, b: op(a, b))
         if expr.type in NUMERIC and len(args) == 2 and (
                 types == {"double"} if expr.type == "double" else types <= INTEGRAL.keys()):
             type_ = expr.type
-            if type_ == "double":
-                return _binary(args, op, type_)
+            if type_ == "double":  # (IEEE arithmetic, Java's: a NaN is a value where its order is Spark's)
+                return _binary(args, op, None if self.nullable else type_)
 
             def integral(a, b):  # a product may leave int64: where it could, a value out of range
                 if ufunc == "multiply":
@@ -356,6 +360,20 @@ class Fold:
             values = total / np.where(valid, n, 1)
             return _checked(values, "double", valid, unsure)
         return Vec(total, valid, unsure)
+
+
+def _nan_less(a, b):
+    return (a < b) | (np.isnan(b) & ~np.isnan(a))
+
+
+def _nan_equal(a, b):
+    return (a == b) | (np.isnan(a) & np.isnan(b))
+
+
+# comparisons of doubles in Spark's order: NaN equal to itself and above every other value
+_NAN_ORDER = {"equal": _nan_equal, "not_equal": lambda a, b: ~_nan_equal(a, b), "less": _nan_less,
+              "less_equal": lambda a, b: _nan_less(a, b) | _nan_equal(a, b),
+              "greater": lambda a, b: _nan_less(b, a), "greater_equal": lambda a, b: _nan_less(b, a) | _nan_equal(a, b)}
 
 
 def _binary(args, op, checked_type: str | None = None):
