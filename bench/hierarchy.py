@@ -44,7 +44,7 @@ in the one pass), the modules above read every sensor's events; only ``layers`` 
 form's plan run in this process (``udtf.chunks.runner``, what the UDTF runs) over its
 ``TABLE(...)`` argument collected from Spark first (an expansion's upper layer's argument holds
 the lower layers' UDTFs, which Spark runs to collect it), CPU seconds summed over the form's
-UDTFs, best of ``--runs``; the top's rows are compared between the forms.
+UDTFs, best of ``--runs``; the forms' answers (through Spark) are compared.
 
 Measured per form: wall seconds of the collect (``delta``: of all its statements), throughput
 ``S / seconds`` and the Python workers' peak resident set (bench/memory.py's watcher; workers
@@ -165,12 +165,11 @@ def delta_sql(config: Config, k: int, table: str) -> list[str]:
 
 
 def engine(spark, form: str, statement: str, runs: int) -> tuple[float, list]:
-    """(CPU seconds of the engine alone over the form's UDTFs, best of ``runs``; the top's rows
-    sorted) - see the module docstring, ``--engine``."""
+    """(CPU seconds of the engine alone over the form's UDTFs, best of ``runs``; the statement's
+    answer through Spark) - see the module docstring, ``--engine``."""
     import itertools
     import re
 
-    import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType
 
@@ -182,7 +181,7 @@ def engine(spark, form: str, statement: str, runs: int) -> tuple[float, list]:
     with expansion() if form == "expansion" else contextlib.nullcontext():
         text = sql_ext.transpile(statement, spark)
     names = list(dict.fromkeys(re.findall(r"sparkcep_mr_[0-9a-f]{16}", text)))
-    best, top = 0.0, []
+    best = 0.0
     for name in names:
         plan, output = REGISTERED[name]
         argument = table_argument(text, name)
@@ -194,16 +193,14 @@ def engine(spark, form: str, statement: str, runs: int) -> tuple[float, list]:
         for _ in range(runs):
             began = time.process_time()
             engine_runner = runner(plan, schema)
-            out = list(itertools.chain((b for batch in batches for b in engine_runner.feed(batch)),
-                                       engine_runner.finish()))
+            for _ in itertools.chain((b for batch in batches for b in engine_runner.feed(batch)),
+                                     engine_runner.finish()):
+                pass
             times.append(time.process_time() - began)
         best += min(times)
-        if all(other == name or other in argument for other in names):  # the top: every other UDTF inside
-            table = pa.Table.from_batches(out, schema) if out else pa.table({f.name: [] for f in schema})
-            named = {f.name.lower(): f.name for f in schema}
-            assert {"ms", "me", "sm"} <= set(named), schema.names
-            top = sorted(zip(*(table.column(named[c]).to_pylist() for c in ("ms", "me", "sm"))))
-    return best, top
+    with expansion() if form == "expansion" else contextlib.nullcontext():  # (the answer, through Spark)
+        answer = spark.sql(ANSWER.format(statement)).collect()[0]
+    return best, (answer.matches, answer.checksum)
 
 
 ANSWER = ("SELECT count(*) AS matches, coalesce(sum(pmod(xxhash64(ms, me, sm), 4294967291)), 0) AS checksum "
@@ -300,9 +297,9 @@ def main():
             for config in grid(args.grid):
                 statement = layers_sql(config, args.types, args.sensors > 0)
                 results = {form: engine(spark, form, statement, args.runs) for form in args.forms}
-                tops = [top for _, top in results.values()]
-                assert all(top == tops[0] for top in tops), config
-                print(f"{config.h:>2} {config.l:>2} {config.t:>4} {len(tops[0]):>8}" +
+                answers = {answer for _, answer in results.values()}
+                assert len(answers) == 1, (config, results)
+                print(f"{config.h:>2} {config.l:>2} {config.t:>4} {next(iter(answers))[0]:>8}" +
                       "".join(f" {cpu:>15.3f}" for cpu, _ in results.values()), flush=True)
             print(f"load={os.getloadavg()[0]:.1f}")
             return
