@@ -128,8 +128,11 @@ class SparkEngine:
         self.timings = Counter()
 
     def load(self, tables) -> None:
+        """Each table a temporary view of its query's analysed plan (a DataFrame's view): a view
+        made by ``CREATE TEMP VIEW ... AS`` keeps its SQL text, which Spark parses and analyses
+        again at every reference (about 20-90 ms a look-up of these VALUES, 7x the DataFrame's)."""
         for t in tables:
-            self.spark.sql(t.spark_view_sql())
+            self.spark.sql(t.spark_query()).createOrReplaceTempView(t.name)
 
     def drop(self, names) -> None:
         for n in names:
@@ -149,17 +152,23 @@ class SparkEngine:
         likely to fail in Spark too, and a failing query in a UNION ALL job costs a bisection).
         A step's Spark jobs run on a thread of their own while this one has Spark analyse the
         next step (``spark.sql`` is mostly the driver's and this process's work, a job the
-        executors' and the Python workers')."""
+        executors' and the Python workers'); Trino's outcomes are awaited only once the step is
+        analysed."""
         step = step or self.batch
         parts: list[list] = []
         wait = 0.0
         jobs = []
+
+        def refused(futures) -> list[bool]:
+            nonlocal wait
+            w0 = time.monotonic()
+            flags = [not f.result().ok for f in futures]
+            wait += time.monotonic() - w0
+            return flags
         with ThreadPoolExecutor(1, thread_name_prefix="spark-jobs") as pool:
             for start in range(0, len(sqls), step):
-                w0 = time.monotonic()
-                t_part = [f.result() for f in trino_futures[start:start + step]]
-                wait += time.monotonic() - w0
-                out, batch_jobs = self.frame(sqls[start:start + step], alone=[not t.ok for t in t_part])
+                out, batch_jobs = self.frame(sqls[start:start + step],
+                                             alone=lambda s=start: refused(trino_futures[s:s + step]))
                 parts.append(out)
                 jobs += [pool.submit(job) for job in batch_jobs]
             for job in jobs:
@@ -170,12 +179,14 @@ class SparkEngine:
         """``spark.sql`` of each query (its errors are its outcome at once), framed for a UNION
         ALL: (the outcomes, None where a job still has to fill them in; those jobs, each a
         callable that runs one Spark job and fills in its queries' outcomes).  ``alone[i]``:
-        query i gets a job of its own (expected to fail)."""
+        query i gets a job of its own (expected to fail); ``alone`` may be a function giving that
+        list, called once every query is analysed."""
         from udtf.errors import MatchRecognizeError
 
         out: list[Outcome | None] = [None] * len(sqls)
         single: list[tuple[int, object, list[str]]] = []
         pending: list[tuple[int, object, list[str]]] = []
+        framed_all: list[tuple[int, object, list[str]]] = []
         opts = f"map('ignoreNullFields', 'false', 'timestampFormat', '{TS_FORMAT}')"
         for i, sql in enumerate(sqls):
             try:
@@ -190,6 +201,9 @@ class SparkEngine:
             except Exception as e:  # Spark analysis / parse errors
                 out[i] = Outcome(error=_short(e))
                 continue
+            framed_all.append((i, framed, cols))
+        alone = alone() if callable(alone) else alone
+        for i, framed, cols in framed_all:
             (single if alone and alone[i] else pending).append((i, framed, cols))
         jobs = [lambda c=c: self._timed("single jobs", [c], out) for c in single]
         jobs += [lambda s=start: self._timed("union jobs", pending[s:s + self.batch], out)

@@ -109,13 +109,12 @@ class Case:
         return "\nUNION ALL ".join(selects)
 
     # -- the data -------------------------------------------------------------------------
-    def spark_view_sql(self) -> str:
-        table = self.name
+    def spark_query(self) -> str:
+        """The stream as a Spark query over an inline VALUES."""
         values = ", ".join("(" + ", ".join(spark_literal(x, t) for x, (_, t, _) in zip(r, COLUMNS)) + ")"
                            for r in self.rows or [tuple(None for _ in COLUMNS)])
         where = "" if self.rows else " WHERE false"
-        return (f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT * FROM VALUES {values} "
-                f"AS t({', '.join(c for c, _, _ in COLUMNS)}){where}")
+        return f"SELECT * FROM VALUES {values} AS t({', '.join(c for c, _, _ in COLUMNS)}){where}"
 
     def trino_columns(self) -> list:
         return [(c, t) for c, _, t in COLUMNS]

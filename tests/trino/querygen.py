@@ -75,15 +75,14 @@ class Table:
     def trino_columns(self) -> list[tuple[str, str]]:
         return [(c, COLUMNS[c][1]) for c in self.columns]
 
-    def spark_view_sql(self) -> str:
-        """``CREATE OR REPLACE TEMP VIEW`` over an inline VALUES (a LocalRelation: no Python)."""
+    def spark_query(self) -> str:
+        """The rows as a Spark query over an inline VALUES (a LocalRelation: no Python)."""
         cols = ", ".join(self.columns)
         body = self.rows or [tuple(None for _ in self.columns)]
         values = ", ".join("(" + ", ".join(spark_literal(v, COLUMNS[c][0]) for v, c in zip(r, self.columns))
                            + ")" for r in body)
         where = "" if self.rows else " WHERE false"
-        return (f"CREATE OR REPLACE TEMP VIEW {self.name} AS SELECT * FROM VALUES {values} "
-                f"AS t({cols}){where}")
+        return f"SELECT * FROM VALUES {values} AS t({cols}){where}"
 
     def describe(self) -> str:
         head = " | ".join(self.columns)
