@@ -118,8 +118,9 @@ def _campaign(runner, seeds):
 @pytest.mark.timeout(1800)
 def test_random_hierarchies_agree_with_trino(runner):
     outcomes, covered = _campaign(runner, list(range(SEED, SEED + N_FAST)))
-    # the corpus exercises both paths and mostly compares rows (not only errors)
-    assert any(covered) and not all(covered)
+    # the corpus exercises the one pass (every case also runs as its expansion, above) and
+    # mostly compares rows (not only errors)
+    assert any(covered)
     assert outcomes["rows"] >= N_FAST * 3 // 4, outcomes
 
 
