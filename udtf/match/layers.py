@@ -85,13 +85,16 @@ class Layer(NamedTuple):
 
 
 class Part:
-    """A layer's matcher (``layer``: the layer itself, or the part of a refined one for one key)
-    and its input not yet forgotten."""
-    __slots__ = ("layer", "items")
+    """A layer's matcher (``layer``: the layer itself, or the part of a refined one for one key),
+    its input not yet forgotten, and ``pending``: the completing row of its first item a future
+    match may still start at (INF if none) - what the part adds to its layer's frontier.  A
+    part that gets no new item keeps its matcher's state, so its ``pending`` stands."""
+    __slots__ = ("layer", "items", "pending")
 
     def __init__(self, layer: Layer):
         self.layer = layer
         self.items: list = []
+        self.pending = INF
 
 
 class LayerStack:
@@ -149,8 +152,8 @@ class LayerStack:
             # every item still to come ends past the horizon once the layers it reads released
             # every event they know of (those to come complete at rows to come)
             ahead = horizon if all(self.frontier[s] >= self.size for s in layer.sources) else None
-            events, frontier = [], bound
-            for part, new in self._split(i, self._arrivals(i, bound)):
+            events = []
+            for part, new in self._split(i, self._arrivals(i, bound), every=final or ahead is not None):
                 part.items += new
                 part.layer.load(new)
                 matcher = part.layer.matcher
@@ -158,8 +161,10 @@ class LayerStack:
                 found = expand(matcher.finish() if final else matcher.feed(len(new)))
                 events += self._events(i, part.items, found, part.layer.measures(found))
                 water = matcher.low_water()
-                if water < len(part.items):
-                    frontier = min(frontier, completing(part.items[water]))
+                part.pending = completing(part.items[water]) if water < len(part.items) else INF
+                if not final:  # drop what neither the matcher nor PREV reads (row indexes go down)
+                    del part.items[:forget(matcher, part.layer.lookback)]
+            frontier = min(bound, min((part.pending for part in self.parts[i].values()), default=INF))
             if i == top:
                 out += events
                 continue
@@ -172,25 +177,23 @@ class LayerStack:
             self._forget()
         return out
 
-    def _split(self, i: int, new: list) -> list:
-        """(part, its new items) for every part of layer ``i``, the items routed by their key."""
+    def _split(self, i: int, new: list, every: bool) -> list:
+        """(part, its new items) for the parts of layer ``i`` that get items (``every``: for
+        all its parts, as finishing or a stream's horizon may end their runs without an
+        item), the items routed by their key."""
         parts, layer = self.parts[i], self.layers[i]
         if layer.refine is None:
             return [(parts[None], new)]
-        routed: dict = {k: [] for k in parts}
+        routed: dict = {k: [] for k in parts} if every else {}
         for item in new:
             k = layer.refine(item)
             if k not in parts:
                 parts[k] = Part(layer.part(k))
-                routed[k] = []
-            routed[k].append(item)
+            routed.setdefault(k, []).append(item)
         return [(parts[k], items) for k, items in routed.items()]
 
     def _forget(self):
-        """Drop what no matcher and no reader needs any more (row indexes go down with it)."""
-        for parts in self.parts:
-            for part in parts.values():
-                del part.items[:forget(part.layer.matcher, part.layer.lookback)]
+        """Drop the released events every reader took (a part's items go as it is fed)."""
         for s in range(len(self.layers)):
             readers = [taken for taken in self.taken if s in taken]
             done = min((taken[s] for taken in readers), default=len(self.released[s]))
