@@ -155,22 +155,25 @@ class Compiler:
         raise Unsupported(type(expr).__name__)
 
     def _literal(self, expr: Lit):
-        if expr.value is None:
-            return lambda view: Vec(np.zeros(view.row.shape, dtype=bool), np.zeros(view.row.shape, dtype=bool))
+        """A literal of its type's dtype; NULL is that dtype's zeros, none of them valid."""
+        value = expr.value
         if expr.type in INTEGRAL:
             lo, hi = INTEGRAL[expr.type]
-            if not lo <= expr.value <= hi:
+            if value is not None and not lo <= value <= hi:
                 raise Unsupported("literal beyond 2**62")
             dtype = np.int64
         elif expr.type == "double":
-            if expr.value != expr.value and not self.nullable:
+            if value is not None and value != value and not self.nullable:
                 raise Unsupported("NaN")
             dtype = np.float64
         elif expr.type == "boolean":
             dtype = bool
+        elif value is None:  # an untyped NULL (Spark's VOID)
+            dtype = bool
         else:
             raise Unsupported(expr.type)
-        value = expr.value
+        if value is None:
+            return lambda view: Vec(np.zeros(view.row.shape, dtype=dtype), np.zeros(view.row.shape, dtype=bool))
         return lambda view: Vec(np.full(view.row.shape, value, dtype=dtype))
 
     def _cast(self, expr: Cast, row_only: bool):
