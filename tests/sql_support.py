@@ -5,6 +5,7 @@ Every helper takes the session-scoped ``spark`` fixture (with ``sql_ext.enable``
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 
 import pytest
@@ -65,3 +66,17 @@ def d(day: int, month: int = 4, year: int = 2011) -> dt.date:
 def ts(text: str) -> dt.datetime:
     """A timestamp as Spark returns it to Python (session time zone UTC, naive)."""
     return dt.datetime.fromisoformat(text)
+
+
+@contextlib.contextmanager
+def expansion():
+    """Every statement with LAYERs runs as its expansion, one UDTF per layer (the one pass
+    answering "not covered")."""
+    from sql_ext.compiler import one_pass
+
+    real = one_pass.layers
+    one_pass.layers = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        one_pass.layers = real

@@ -13,7 +13,7 @@ import pytest
 import hierarchy_oracle as ho
 from spark_confs import session_confs
 from udtf.errors import MatchRecognizeError
-from sql_support import analysis_error, at, mr_spark, view  # noqa: F401  (mr_spark: a fixture)
+from sql_support import analysis_error, at, expansion, mr_spark, view  # noqa: F401  (mr_spark: a fixture)
 
 T0 = dt.datetime(2026, 1, 1)
 
@@ -253,20 +253,6 @@ def test_timed_out_rows_with_layers_are_refused_in_batch(mr_spark):
     assert (error.message, error.line, error.column) == (
         "WITH TIMEOUT ROWS: a WITHIN over a layer's events is evaluated at each take, with no timer to time a "
         "partial match out, for now (docs/hierarchies.md)", *at(sql, "WITH TIMEOUT"))
-
-
-@contextlib.contextmanager
-def expansion():
-    """Every statement with LAYERs runs as its expansion, one UDTF per layer (the one pass
-    answering "not covered")."""
-    from sql_ext.compiler import one_pass
-
-    real = one_pass.layers
-    one_pass.layers = lambda *args, **kwargs: None
-    try:
-        yield
-    finally:
-        one_pass.layers = real
 
 
 def udtfs(spark, sql: str) -> set:

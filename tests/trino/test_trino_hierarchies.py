@@ -23,6 +23,7 @@ import pytest
 import harness
 import hiergen
 from server import TRINO_DIR
+from sql_support import expansion
 
 pytestmark = pytest.mark.trino
 
@@ -53,19 +54,6 @@ def _planned(covered: list):
         one_pass.layers = real
 
 
-@contextlib.contextmanager
-def _expansion():
-    """Every statement with LAYERs runs as its expansion, one UDTF per layer."""
-    from sql_ext.compiler import one_pass
-
-    real = one_pass.layers
-    one_pass.layers = lambda *args, **kwargs: None
-    try:
-        yield
-    finally:
-        one_pass.layers = real
-
-
 def _campaign(runner, seeds):
     t0 = time.monotonic()
     cases = [hiergen.generate(seed, period=seed % 3 == 0) for seed in seeds]
@@ -80,7 +68,7 @@ def _campaign(runner, seeds):
         trino = [f.result() for f in futures]
         # the expansion again where the planned run was the one pass (else it was the expansion)
         again = [i for i, c in enumerate(covered) if c]
-        with _expansion():
+        with expansion():
             out, _ = runner.spark.run_against([cases[i].spark_sql() for i in again], [futures[i] for i in again],
                                               step=STEP)
         expanded = list(planned)
