@@ -44,3 +44,23 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+
+
+# Where a run's time goes, file by file (setup, call and teardown of its tests; the
+# session-scoped SparkSession start lands on the first Spark test's file): the CI log's
+# per-test --durations cannot show the thousands of short tests that make up most of it.
+_FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _FILE_SECONDS:
+        return
+    ranked = sorted(_FILE_SECONDS.items(), key=lambda item: -item[1])
+    terminalreporter.write_sep("=", f"time per test file (top 40 of {len(ranked)})")
+    for path, seconds in ranked[:40]:
+        terminalreporter.write_line(f"{seconds:9.1f}s  {path}")
