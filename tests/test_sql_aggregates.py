@@ -49,6 +49,20 @@ def test_bit_or_of_a_non_integral_type_is_an_analysis_error(mr_spark):
 
 # ---- every aggregate Spark has: registered (and compared with Spark) or refused with a reason ----
 
+def test_parameterless_count_is_sparks_under_its_legacy_conf(mr_spark, confs):
+    """count() is Spark's only under spark.sql.legacy.allowParameterlessCount, where Spark's Count
+    of no argument counts no row (0, also over a window): it read as count(*) (Trino's count())
+    and gave 1, 2, 3 in MEASURES and never matched `count() = 0` in DEFINE."""
+    view(mr_spark, "counted", "id int", [(1,), (2,), (3,), (4,)])
+    confs(mr_spark, {"spark.sql.legacy.allowParameterlessCount": "true"})
+    got = rows(mr_spark, """SELECT id, r, f, c FROM counted MATCH_RECOGNIZE (ORDER BY id
+        MEASURES count() AS r, FINAL count() AS f, count() FILTER (WHERE id > 2) + 1 AS c
+        ALL ROWS PER MATCH PATTERN (X Y+) DEFINE X AS id > 1, Y AS count() = 0) ORDER BY id""")
+    want = rows(mr_spark, """SELECT id, count() OVER (ORDER BY id), count() OVER (), count() FILTER (WHERE id > 2)
+        OVER (ORDER BY id) + 1 FROM counted WHERE id > 1 ORDER BY id""")
+    assert got == want == [(2, 0, 0, 1), (3, 0, 0, 1), (4, 0, 0, 1)]
+
+
 def test_every_spark_aggregate_is_registered_or_refused(spark):
     from tests import aggregate_support as A
     from udtf.sparksql import aggregates

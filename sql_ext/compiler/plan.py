@@ -372,6 +372,11 @@ class _Planner:
         """``ir.Agg`` (untyped) of an aggregate call; its arguments and FILTER are row
         expressions (``row_expr``) evaluated at each aggregated row."""
         name, args, distinct, filter_, ignore_nulls = rules.aggregate_call(node)
+        if name == "count" and not args:
+            # count() without an argument: only under spark.sql.legacy.allowParameterlessCount
+            # (Spark's analysis refuses it otherwise), where Spark's Count of no children counts
+            # no row, as count(NULL) does (not count(*), Trino's reading)
+            args = [exp.null()]
         star = len(args) == 1 and (isinstance(args[0], exp.Star) or
                                    (isinstance(args[0], exp.Column) and isinstance(args[0].this, exp.Star)))
         if star:
