@@ -114,6 +114,11 @@ CASES = [
      "bytes are Apache DataSketches'", "HLL_SKETCH_AGG"),
     ("IGNORE NULLS", dict(measures="MAX(A.p) IGNORE NULLS AS x"),
      "MAX: IGNORE NULLS is not supported (Spark takes it for FIRST, LAST and ANY_VALUE)", "MAX"),
+    # Trino's min(x, n): the message named LEAST, which sqlglot writes for it
+    ("min with two arguments", dict(measures="min(A.t, 2) AS m"),
+     "MIN: [WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `min` requires 1 parameters but the actual number is 2.", "min"),
+    ("max with two arguments in DEFINE", dict(define="B AS max(B.p, 1) > 0"),
+     "MAX: [WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `max` requires 1 parameters but the actual number is 2.", "max"),
     # Spark 4.2's max_by(x, y, k): the message named WRONG_NUM_ARGS ("requires 2 parameters"), which Spark does not say
     ("max_by with k", dict(measures="max_by(A.t, A.p, 2) AS top2"),
      "MAX_BY(x, y, k): Spark's k-element form is not supported in MATCH_RECOGNIZE (the order of its ties is that "

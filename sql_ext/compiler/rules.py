@@ -68,8 +68,10 @@ def aggregate_call(node):
         else:
             args = [node]  # (refused by the checker)
     elif isinstance(node, exp.AggFunc) and not isinstance(node, Navigation):
-        # (IGNORE: sqlglot would warn of arguments its Spark generator leaves out, max_by's k)
-        name = node.copy().sql(dialect="spark", unsupported_level=ErrorLevel.IGNORE).split("(", 1)[0].strip().lower()
+        # (IGNORE: sqlglot would warn of arguments its Spark generator leaves out, max_by's k;
+        # min / max of several arguments, which it writes as LEAST / GREATEST, keep their names)
+        name = node.key if isinstance(node, (exp.Min, exp.Max)) else \
+            node.copy().sql(dialect="spark", unsupported_level=ErrorLevel.IGNORE).split("(", 1)[0].strip().lower()
         args = [v for k, v in node.args.items() if isinstance(v, exp.Expression)]
         args += [e for k, v in node.args.items() if isinstance(v, list) for e in v if isinstance(e, exp.Expression)]
     else:
