@@ -35,6 +35,7 @@ from udtf.state_versions import Reader
 from udtf.stream import (META, Column, Fingerprint, OrderKey, ShardProcessor, ShardStepper, StreamSpec, arrow_schema,
                          lookback, reads_across_gaps)
 from udtf.transport import dump_state, load_state, to_ipc
+from udtf.wire import encode as wire_encode
 
 SECOND = 1_000_000
 T0 = 1_700_000_000 * SECOND
@@ -295,3 +296,31 @@ def test_state_is_versioned_and_fingerprinted():
     wider = stepper.input_schema.append(pa.field("y", pa.int64()))
     with pytest.raises(MatchRecognizeError, match=r"the columns the engine reads \(now also y\) changed"):
         ShardStepper(spec, wider, stepper.output_schema).restore(load_state(row))
+
+
+def test_a_stored_part_the_statement_does_not_read_is_no_change():
+    """A fingerprint names the parts its statement does not read (``unread``): a stored part so
+    named restores (checkpoints written since a10c5df recorded spark.sql.legacy.sizeOfNull
+    whether or not the statement called size); any other stored part the query lacks, or that
+    one where the statement reads it, is a change.  A fingerprint stored before ``unread``
+    existed (three fields) restores."""
+    case = Case(1, Semantics.STANDARD)
+    stepper = case.stepper()
+    done = stepper.step(None, _table(stepper.input_schema, case.rows[:6]), 0)
+    spec, setting = stepper.spec, "spark.sql.legacy.sizeOfNull"
+
+    def written(*parts):
+        old = spec.fingerprint._replace(parts=spec.fingerprint.parts + parts)
+        three = {"Fingerprint": wire_encode(old)["Fingerprint"][:3]}  # (parts, context, tail)
+        return load_state(dump_state(stepper.stored(done.shard)))._replace(fingerprint=json.dumps(three))
+
+    def under(unread):
+        changed = spec._replace(fingerprint=spec.fingerprint._replace(unread=unread))
+        return ShardStepper(changed, stepper.input_schema, stepper.output_schema)
+
+    assert under(()).restore(written()) == done.shard
+    assert under((setting,)).restore(written((setting, "0123"))) == done.shard
+    with pytest.raises(MatchRecognizeError, match=r"matches differ: spark\.sql\.legacy\.sizeOfNull changed since"):
+        under(()).restore(written((setting, "0123")))
+    with pytest.raises(MatchRecognizeError, match=r"matches differ: DEFINE changed since"):
+        under((setting,)).restore(written(("DEFINE", "2")))

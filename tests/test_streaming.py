@@ -343,36 +343,48 @@ def test_a_changed_query_continues_exactly_or_stops(ss, workdir):
 SIZE_OF_NULL = """
     SELECT * FROM {src} MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts, seq
       MEASURES FIRST(A.seq) AS s, LAST(B.seq) AS e, MATCH_NUMBER() AS mn
-      PATTERN (A B+) DEFINE A AS size(IF(x < 5, NULL, array(x))) IS NULL OR x = 7, B AS x > PREV(x)) AS m"""
+      PATTERN (A B+) DEFINE A AS {a}, B AS x > PREV(x)) AS m"""
+SIZED, UNSIZED = "size(IF(x < 5, NULL, array(x))) IS NULL OR x = 7", "x < 5 OR x = 7"
 
 
-def test_a_restart_under_another_size_of_null_stops(ss, workdir, confs):
+def test_a_restart_under_another_size_of_null_stops_where_size_is_read(ss, workdir, confs):
     """Without ANSI, spark.sql.legacy.sizeOfNull makes size(NULL) -1 (else NULL), which decides
-    matches: a checkpoint written under one setting, restarted under the other, stops naming it
-    (its held rows and resume points were computed under the first); back under the first it
-    continues exactly."""
-    rows = events(13)
-    batches = chunked(rows, seed=5, batches=6, jitter=3)
-    legacy = {"spark.sql.ansi.enabled": "false", "spark.sql.legacy.sizeOfNull": "true"}
-    confs(ss, legacy)
-    expected = batch_rows(ss, SIZE_OF_NULL, rows)
-    confs(ss, {"spark.sql.legacy.sizeOfNull": "false"})
-    assert expected != batch_rows(ss, SIZE_OF_NULL, rows), "a setting that changes no match checks little"
-    for first, second in ((legacy, {"spark.sql.legacy.sizeOfNull": "false"}),
-                          ({"spark.sql.legacy.sizeOfNull": "false"}, legacy)):
-        checkpoint = f"{workdir}/cp_{first['spark.sql.legacy.sizeOfNull']}"
-        script = write_script(f"{workdir}/script.json", SCHEMA, batches[:3])
+    the matches of a statement calling size: a checkpoint written under one setting, restarted
+    under the other, stops naming it (its held rows and resume points were computed under the
+    first), either way; back under the first it continues exactly.  A statement that calls no
+    size continues exactly under the other setting."""
+    rows = events(13, per_key=20)
+    every = chunked(rows, seed=5, batches=3, jitter=3)  # (the rows in three micro-batches, the end of the stream)
+    first = every[:2]
+    legacy, modern = {"spark.sql.legacy.sizeOfNull": "true"}, {"spark.sql.legacy.sizeOfNull": "false"}
+    confs(ss, {"spark.sql.ansi.enabled": "false", **legacy})
+    sized, unsized = SIZE_OF_NULL.format(src="{src}", a=SIZED), SIZE_OF_NULL.format(src="{src}", a=UNSIZED)
+    expected = {"true": batch_rows(ss, sized, rows), "unsized": batch_rows(ss, unsized, rows)}
+    confs(ss, modern)
+    expected["false"] = batch_rows(ss, sized, rows)
+    assert expected["true"] != expected["false"], "a setting that changes no match checks little"
+
+    def run(sql, checkpoint, setting, batches):
+        script = write_script(f"{checkpoint}.json", SCHEMA, batches)
         scripted(ss, script, "ts", "2 seconds").where(KEEP).createOrReplaceTempView("events_live")
-        confs(ss, first)
-        done, _ = run_to_end(sql_ext.stream(ss, SIZE_OF_NULL.format(src="events_live")), checkpoint)
-        write_script(script, SCHEMA, batches)
-        confs(ss, second)
+        confs(ss, setting)
+        got, _ = run_to_end(sql_ext.stream(ss, sql.format(src="events_live")), checkpoint)
+        return [r for _, r in got]
+
+    def refused(sql, checkpoint, setting):
         with pytest.raises(Exception, match="spark.sql.legacy.sizeOfNull changed") as info:
-            run_to_end(sql_ext.stream(ss, SIZE_OF_NULL.format(src="events_live")), checkpoint)
+            run(sql, checkpoint, setting, every)
         assert "new checkpoint location" in str(info.value)
-        confs(ss, first)
-        rest, _ = run_to_end(sql_ext.stream(ss, SIZE_OF_NULL.format(src="events_live")), checkpoint)
-        assert done and ordered([r for _, r in done] + [r for _, r in rest]) == batch_rows(ss, SIZE_OF_NULL, rows)
+
+    done = run(sized, f"{workdir}/true", legacy, first)
+    refused(sized, f"{workdir}/true", modern)
+    more = run(sized, f"{workdir}/true", legacy, every)
+    assert done and ordered(done + more) == expected["true"]
+    run(sized, f"{workdir}/false", modern, first)
+    refused(sized, f"{workdir}/false", legacy)
+    done = run(unsized, f"{workdir}/unsized", modern, first)
+    more = run(unsized, f"{workdir}/unsized", legacy, every)
+    assert done and ordered(done + more) == expected["unsized"]
 
 
 def test_a_hierarchy_restarts_exactly_and_a_changed_layer_stops(ss, workdir):

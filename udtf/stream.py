@@ -92,10 +92,13 @@ class OrderKey(NamedTuple):
 class Fingerprint(NamedTuple):
     """What a checkpoint's state depends on: digests of the parts of the statement that decide
     the matches (``parts``: (name, digest) pairs, named as the user knows them), the rows of
-    lookback held (``context``) and whether idle keys keep their meta row (``tail``)."""
+    lookback held (``context``), whether idle keys keep their meta row (``tail``) and the names
+    of parts the statement does not depend on (``unread``: a stored part so named is no change -
+    checkpoints of a sparkcep that recorded a setting whether or not the statement read it)."""
     parts: tuple
     context: int
     tail: bool
+    unread: tuple = ()
 
 
 @record
@@ -292,7 +295,7 @@ class ShardStepper:
         old = wire_decode(json.loads(stored.fingerprint))
         new = self.spec.fingerprint
         changes = [name for name, digest in new.parts if dict(old.parts).get(name) != digest]
-        changes += [name for name, _ in old.parts if name not in dict(new.parts)]
+        changes += [name for name, _ in old.parts if name not in dict(new.parts) and name not in new.unread]
         held = stored.held.schema
         missing = [f.name for f in self.input_schema if held.get_field_index(f.name) < 0 or
                    not held.field(f.name).type.equals(f.type)]

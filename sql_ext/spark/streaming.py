@@ -23,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+from sqlglot import exp
+
 from udtf.errors import MatchRecognizeError
 from udtf.stream import Column, Fingerprint, OrderKey, StreamSpec, lookback, reads_across_gaps
 from udtf.transport import PACKET_DDL, STATE_FIELDS
@@ -42,6 +44,7 @@ _PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 _DEFAULT_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
 _WATERMARK = "spark.watermarkDelayMs"  # column metadata Spark sets on the event-time column
 SHARD = "__sparkcep_shard"
+SIZE_OF_NULL = "spark.sql.legacy.sizeOfNull"
 
 
 def stream(spark, sql: str, args=None, *, late_rows: str | None = None, processing_time: bool = False,
@@ -167,10 +170,10 @@ class StreamCatalog(SparkCatalog):
         plan = lowered.plan
         shards = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
         context = lookback(plan)
-        parts = fingerprint(analysis, plan, order, input_fields, self.args, shards, self.processing_time,
-                            self.size_of_null())
+        parts, unread = fingerprint(analysis, plan, order, input_fields, self.args, shards, self.processing_time,
+                                    self.size_of_null())
         return StreamSpec(plan.to_json(), inputs, outputs, order, context,
-                          Fingerprint(parts, context, reads_across_gaps(plan, context)))
+                          Fingerprint(parts, context, reads_across_gaps(plan, context), unread))
 
 
 class _LayerCatalog(SparkCatalog):
@@ -269,13 +272,16 @@ def _processor(spec_json: str, processing_time: bool, floor_ms: int | None):
 
 
 def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, args, shards: int,
-                processing_time: bool, size_of_null: bool) -> tuple:
+                processing_time: bool, size_of_null: bool) -> tuple[tuple, tuple]:
     """(name, digest) of each part of the statement a stream's state depends on (MEASURES is
     not one: a measure reads the rows a match holds, whatever the measures were), of the
     number of ``shards`` its keys are hashed into, in processing time of the clock (an
-    event-time state holds a watermark where it holds a processing time), and without ANSI of
-    ``size_of_null`` (spark.sql.legacy.sizeOfNull) when it is not Spark's default."""
+    event-time state holds a watermark where it holds a processing time), and of
+    ``size_of_null`` (spark.sql.legacy.sizeOfNull) where the clause calls size / cardinality
+    without ANSI and it is not Spark's default; and the names of the parts it does not read
+    (``Fingerprint.unread``)."""
     clause = analysis.clause
+    sized = not plan.ansi and reads_size(clause)
     parts = {
         "PARTITION BY": plan.partition,
         "ORDER BY": order,
@@ -293,13 +299,21 @@ def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, arg
     }
     if processing_time:  # absent in event time: the fingerprints of event-time checkpoints stay as they were
         parts["the clock (processing_time)"] = "processing time"
-    if not plan.ansi and not size_of_null:  # (size(NULL) is NULL; absent where it is -1, or ANSI decides it)
-        parts["spark.sql.legacy.sizeOfNull"] = "false"
+    if sized and not size_of_null:  # (size(NULL) is NULL; absent where it is -1, or ANSI decides it)
+        parts[SIZE_OF_NULL] = "false"
     if plan.hierarchy is not None:  # (absent without LAYERs, likewise)
         parts["LAYER, PERIOD, WITHIN"] = (wire_encode((plan.hierarchy, plan.define)), [to_spark_sql(node) for node in (
             clause.period, clause.within) if node is not None])
     return tuple((name, hashlib.sha1(json.dumps(value, default=str).encode()).hexdigest()[:16])
-                 for name, value in parts.items())
+                 for name, value in parts.items()), () if sized else (SIZE_OF_NULL,)
+
+
+def reads_size(clause) -> bool:
+    """Whether ``clause`` (its input, DEFINE, MEASURES, LAYERs, ...) calls Spark's Size -
+    ``size`` or ``cardinality``, whose value of NULL spark.sql.legacy.sizeOfNull decides
+    without ANSI (sqlglot reads ``array_size`` as ``size`` too)."""
+    return any(isinstance(node, exp.ArraySize) or isinstance(node, exp.Anonymous) and node.name.lower() in (
+        "size", "cardinality") for node in clause.walk())
 
 
 def _nulls_first(ordered) -> bool:
