@@ -203,17 +203,20 @@ def test_errors_over_match_state_are_sparks(mr_spark, ansi):
 @pytest.mark.parametrize("ansi, size_of_null", [(True, "true"), (False, "true"), (False, "false")])
 def test_size_of_null_follows_the_session(mr_spark, ansi, size_of_null):
     """``size`` of a NULL array or map is -1 without ANSI and with spark.sql.legacy.sizeOfNull
-    (Spark's default), else NULL: as Spark's own ``size`` of the same values in the session."""
+    (Spark's default), else NULL: as Spark's own ``size`` of the same values in the session;
+    ``array_size`` of NULL is NULL under either (it was written as ``size``, -1 without ANSI)."""
     view(mr_spark, "sz", "o int, a array<int>, m map<int, string>", [(1, None, None), (2, (1, None), {1: "a"})])
     confs = {"spark.sql.ansi.enabled": str(ansi).lower(), "spark.sql.legacy.sizeOfNull": size_of_null}
     null = -1 if not ansi and size_of_null == "true" else None
     with session_confs(mr_spark, confs):
-        assert rows(mr_spark, "SELECT o, size(a), cardinality(m) FROM sz ORDER BY o") == [(1, null, null), (2, 2, 1)]
+        assert rows(mr_spark, "SELECT o, size(a), cardinality(m), array_size(a) FROM sz ORDER BY o") == [
+            (1, null, null, None), (2, 2, 1, 2)]
         got = rows(mr_spark, """SELECT * FROM sz MATCH_RECOGNIZE (ORDER BY o
-            MEASURES FIRST(A.o) AS o, LAST(B.o) AS last_o PATTERN (A B?)
-            DEFINE A AS o = 1, B AS size(LAST(A.a)) <=> {n} AND cardinality(FIRST(A.m)) <=> {n})"""
+            MEASURES FIRST(A.o) AS o, LAST(B.o) AS last_o, array_size(FIRST(A.a)) AS n PATTERN (A B?)
+            DEFINE A AS o = 1 AND array_size(a) IS NULL,
+                   B AS size(LAST(A.a)) <=> {n} AND cardinality(FIRST(A.m)) <=> {n} AND array_size(LAST(A.a)) IS NULL)"""
                    .format(n="NULL" if null is None else null))
-    assert got == [(1, 2)], got
+    assert got == [(1, 2, None)], got
 
 
 # ---- the shapes of Trino's row-pattern tests: functions over aggregates in DEFINE --------------

@@ -153,7 +153,7 @@ SHAPED = (
     (exp.Pad, "rpad", lambda node: None if node.args.get("is_left") else _pad(node)),
 )
 
-AS_WRITTEN = {"cardinality": None, "bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),
+AS_WRITTEN = {"cardinality": None, "array_size": (1,), "bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),
               "date_sub": (2,), "datediff": (2,), "date_diff": (2,), "get": (2,)}
 
 # aggregates (``udtf.sparksql.aggregates``, found by name) sqlglot parses into nodes that drop an

@@ -158,7 +158,7 @@ def implicit_collation(arg) -> bool:
 
 # functions whose result does not depend on the collation of their string arguments
 _COLLATION_FREE = frozenset(("concat", "length", "substring", "case", "if", "coalesce", "is_null", "is_not_null",
-                              "array_join", "element_at", "try_element_at", "size", "legacy_size", "array",
+                              "array_join", "element_at", "try_element_at", "size", "legacy_size", "array_size", "array",
                               "get", "subscript", "lpad", "rpad", "left", "right"))
 
 

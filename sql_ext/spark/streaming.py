@@ -311,7 +311,7 @@ def fingerprint(analysis: Analysis, plan, order: tuple, input_fields: tuple, arg
 def reads_size(clause) -> bool:
     """Whether ``clause`` (its input, DEFINE, MEASURES, LAYERs, ...) calls Spark's Size -
     ``size`` or ``cardinality``, whose value of NULL spark.sql.legacy.sizeOfNull decides
-    without ANSI (sqlglot reads ``array_size`` as ``size`` too)."""
+    without ANSI (``array_size`` is kept as written: Size without the legacy rule)."""
     return any(isinstance(node, exp.ArraySize) or isinstance(node, exp.Anonymous) and node.name.lower() in (
         "size", "cardinality") for node in clause.walk())
 

@@ -1277,6 +1277,16 @@ def size_sig(f, args, ansi):
     return Signature((t,), INT)
 
 
+def array_size_sig(f, args, ansi):
+    """ArraySize(array): INT (of a NULL literal too); never Size's legacy -1."""
+    _arity(f, args, 1)
+    t = _t(args[0])
+    if not (t.is_void or t.kind is TypeKind.ARRAY):
+        raise _mismatch("UNEXPECTED_INPUT_TYPE", f"The first parameter requires the \"ARRAY\" type, "
+                                                 f"however has the type {_sql(t)}.")
+    return Signature((t,), INT)
+
+
 def array_sig(f, args, ansi):
     """CreateArray(v, ...): ARRAY of the values' wider common type (findWiderCommonType of the
     mode: with string promotion, ANSI's or not), VOID of none."""

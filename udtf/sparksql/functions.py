@@ -234,6 +234,8 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("get", T.get_sig, B.subscript_fn, nullable=Nullable.ALWAYS),
     Function("size", T.size_sig, B.size_fn, aliases=("cardinality",), raises=_never),
     Function("legacy_size", T.size_sig, B.size_fn, order=Order.EAGER, nullable=Nullable.NEVER, raises=_never),
+    # (``array_size``: Size without the legacy rule, of arrays only - never -1)
+    Function("array_size", T.array_size_sig, B.size_fn, raises=_never),
     _math("array_contains", T.array_search_sig, B.array_search_fn, nullable=Nullable.ALWAYS, raises=_never),
     _math("array_position", T.array_search_sig, B.array_search_fn, raises=_never),
     Function("array", T.array_sig, B.array_fn, order=Order.EAGER, nullable=Nullable.NEVER, raises=_never),
