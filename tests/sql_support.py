@@ -33,6 +33,12 @@ def sequences(spark, name: str, texts) -> None:
          [(text, i, letter) for text in texts for i, letter in enumerate(text, 1)])
 
 
+def physical_plan(df) -> str:
+    """The text of the physical plan of ``df`` (a classic session's; after a run, the plan that
+    ran): what a test asks of the plan of a statement it has run, without compiling it again."""
+    return df._jdf.queryExecution().executedPlan().toString()
+
+
 def rows(spark, sql: str) -> list:
     """Result rows of ``sql`` as tuples, in the query's order."""
     return [tuple(r) for r in spark.sql(sql).collect()]
