@@ -30,6 +30,7 @@ from udtf.pattern import (ANY, RELAXED, STRICT, Alt, Anchor, Empty, Exclude, Per
                           parse_pattern)
 from engine_support import agg, call, col, lit, nav
 from udtf import match
+from udtf.match import vm
 from udtf.expr import NavMode
 
 EXCLUDE_KNOWN_BUGS = os.environ.get("SPARKCEP_HUNT_KNOWN_BUGS") != "1"
@@ -590,7 +591,7 @@ def _state_condition(rng, var, others):
             f"price > {position.upper()}({other}.price, {logical})")
 
 
-def _state_random_case(seed, mode, anchored=False):
+def _state_random_case(seed, mode, anchored=False, every=False):
     if mode == "standard":
         pattern, rows, skip, target, _, chunks, _ = _standard_random_case(seed, anchored)
         variables_, until, n = list(STD_VARS), {}, len(rows)
@@ -605,7 +606,7 @@ def _state_random_case(seed, mode, anchored=False):
     defined = [v for v in variables_ if v != "U"]
     state, preds, desc = {}, {}, {}
     for v in defined:
-        if rng.random() < .5:
+        if rng.random() < .5 or every:
             state[v], preds[v], desc[v] = _state_condition(rng, v, [w for w in defined if w != v])
     return pattern, variables_, masks, until, n, price, state, preds, desc, skip, target, chunks
 
@@ -667,6 +668,30 @@ def test_standard_anchored_running_aggregates_match_oracle(seed):
 @given(SEEDS)
 def test_flinkcep_running_aggregates_match_oracle(seed):
     _state_check("flinkcep", _state_random_case(seed, "flinkcep"))
+
+
+def _overlapping_state_check(mode, seed, class_masks):
+    """A match-state condition on every variable (a run's facts hold several folds, a variable's
+    fold touches some of them: ``Conditions.probe`` tests and folds a move in one), starts that
+    overlap (SKIP TO NEXT ROW; NO SKIP too under FLINKCEP), the masks in the rows' classes or,
+    with ``class_masks`` 0, every mask read per run (in the probe)."""
+    case = list(_state_random_case(seed, mode, every=True))
+    case[9] = "TO NEXT ROW" if mode == "standard" or seed % 2 else "NO SKIP"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vm, "CLASS_MASKS", class_masks)
+        _state_check(mode, tuple(case))
+
+
+@FAST
+@given(SEEDS, st.sampled_from([vm.CLASS_MASKS, 0]))
+def test_standard_overlapping_starts_with_match_state_match_oracle(seed, class_masks):
+    _overlapping_state_check("standard", seed, class_masks)
+
+
+@FAST
+@given(SEEDS, st.sampled_from([vm.CLASS_MASKS, 0]))
+def test_flinkcep_overlapping_starts_with_match_state_match_oracle(seed, class_masks):
+    _overlapping_state_check("flinkcep", seed, class_masks)
 
 
 @pytest.mark.slow

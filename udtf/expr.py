@@ -215,6 +215,10 @@ class FactTable:
             initial.append(start)
         self._updaters = updaters
         self.initial = tuple(initial)
+        # per fact, its update for a row mapped to one of its variables (``folder``): an
+        # aggregate's without the membership test
+        self._members = [self._aggregate(fact.arg, None)[0] if fact.kind == "agg" else update
+                         for fact, update in zip(self.facts, updaters)]
 
     def _updater(self, fact: Fact):
         kind, vs = fact.kind, fact.vars
@@ -255,13 +259,24 @@ class FactTable:
         return update
 
     def _aggregate(self, agg: Agg, member):
+        """(update, initial) of an aggregate over the rows mapped to a variable ``member(var)``
+        holds for (None: every row handed to it is one)."""
         fold = fold_of(agg, self.ansi, self.zone)
         args = [compile_row(a, self) for a in agg.args]
         keep = compile_row(agg.filter, self) if agg.filter is not None else None
         step = fold.step
+        mapped, member = member is None, member or (lambda v: True)
         reader = _column_cast(agg.args[0]) if keep is None and len(agg.args) == 1 else None
         if reader is not None:  # the common case, without the generic context
             values, convert = self.columns[reader[0]], reader[1]
+            if mapped and convert is None:
+                def update_mapped(old, row, var):
+                    try:
+                        return step(old, values[row])
+                    except SparkError as e:
+                        raise located(e, agg.at) from None
+
+                return update_mapped, fold.initial
 
             def update_column(old, row, var):
                 if not member(var):
@@ -273,6 +288,8 @@ class FactTable:
 
             return update_column, fold.initial
         if keep is None and not args:  # COUNT(*), COUNT(v.*): nothing to read, no error to locate
+            if mapped:
+                return (lambda old, row, var: step(old)), fold.initial
             return (lambda old, row, var: step(old) if member(var) else old), fold.initial
 
         def update(old, row, var):
@@ -313,13 +330,19 @@ class FactTable:
     def folder(self, var: int):
         """``fn(facts, row) -> facts`` = ``fold(facts, row, var)``, touching only the folds over
         ``var``."""
-        slots = [(i, update) for i, (fact, update) in enumerate(zip(self.facts, self._updaters))
+        slots = [(i, update) for i, (fact, update) in enumerate(zip(self.facts, self._members))
                  if fact.vars is None or var in fact.vars]
         if not slots:
             return lambda facts, row: facts
-        if len(self.facts) == 1:
-            update = slots[0][1]
-            return lambda facts, row: (update(facts[0], row, var),)
+        if len(slots) == 1:  # (one fact of several: the tuple rebuilt around it, no list)
+            (i, update), last = slots[0], len(self.facts) - 1
+            if last == 0:
+                return lambda facts, row: (update(facts[0], row, var),)
+            if i == 0:
+                return lambda facts, row: (update(facts[0], row, var),) + facts[1:]
+            if i == last:
+                return lambda facts, row: facts[:i] + (update(facts[i], row, var),)
+            return lambda facts, row: facts[:i] + (update(facts[i], row, var),) + facts[i + 1:]
 
         def fold(facts, row):
             out = list(facts)

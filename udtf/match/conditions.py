@@ -115,6 +115,39 @@ class Conditions:
             return test
         return _residual_junction([test, _residual_not(self.residual(stop, known))], False)
 
+    def probe(self, guard, stop, var: int, known: dict):
+        """A move storing its row as ``var`` under ``guard`` = ``Def(var)`` alone (no stop), its
+        condition over the match state: ``fn(facts, row) -> facts``, the run's facts folded over
+        the row where the condition holds on them (as ``residual``'s test, then the move's fold,
+        would give), else None; False where the row's masks rule it out.  None: another guard,
+        or a condition without match state (``residual_move`` and the move's fold do it)."""
+        if stop is not None or not isinstance(guard, Def) or guard.var != var:
+            return None
+        condition = self.define.get(var)
+        if condition is None or condition.expr is None:
+            return None
+        mask = condition.mask
+        if mask is not None and mask in known:
+            if not known[mask]:
+                return False
+            mask = None
+        column = self.rows.masks[mask] if mask is not None else None
+        fn = compile_expr(condition.expr, self.scope)
+        if state_only(condition.expr):
+            fn = self._shared(guard, condition.expr, fn)
+        table, fold = self.table, self.table.folder(var)
+        if column is None:
+            def checked(facts, row):
+                folded = fold(facts, row)
+                return folded if fn((row, folded, table.match_number)) is True else None
+        else:
+            def checked(facts, row):
+                if column[row] != 1:
+                    return None
+                folded = fold(facts, row)
+                return folded if fn((row, folded, table.match_number)) is True else None
+        return checked
+
     def _residual_literal(self, literal, known: dict):
         condition = self.of(literal)
         if condition is None:

@@ -156,6 +156,8 @@ class FlinkMatcher(Matcher):
                         new_facts = memo[var]
                     else:
                         new_facts = fold(facts, row)
+                        if new_facts is None:  # (a probe: the condition failed)
+                            continue
                     if links is None:
                         new_chain = (row, var, excluded, chain)
                     else:

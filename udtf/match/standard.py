@@ -360,6 +360,8 @@ class StandardMatcher(Matcher):
                     new_facts = memo[var]
                 else:
                     new_facts = fold(facts, row)
+                    if new_facts is None:  # (a probe: the condition failed)
+                        continue
                 new_chain = (row, var, excluded, chain)
             elif chain is None:
                 continue

@@ -118,10 +118,21 @@ class Machine:
         target, closure, fold)`` fires when ``test`` (None, or ``fn(row, facts, memo)``: the
         rest of its guard and stop, see ``Conditions.residual``) holds; ``closure`` = the
         epsilon closure of ``target``; ``fold(facts, row)`` folds a stored row (None: no
-        facts); ``tested``: some move has a test (a fresh memo is needed)."""
+        facts; where the move's condition is its own variable's over the match state alone,
+        ``Conditions.probe``: None where the condition fails); ``tested``: some move has a test
+        (a fresh memo is needed)."""
         known = {name: bool(cls >> bit & 1) for bit, name in enumerate(self.class_masks)}
         conditions, moves = self.conditions, []
-        for t in self.program.states[state].transitions:
+        transitions = self.program.states[state].transitions
+        # (a literal two transitions read is evaluated once per run and row, through the memo)
+        read = [lit for t in transitions for g in (t.guard, t.stop) if g is not None for lit in literals(g)]
+        for t in transitions:
+            probe = conditions.probe(t.guard, t.stop, t.var, known) if read.count(t.guard) == 1 else None
+            if probe is False:
+                continue
+            if probe is not None:  # the condition's test and the move's fold in one
+                moves.append((None, t.var, t.excluded, t.target, self.closure[False][t.target], probe))
+                continue
             test = conditions.residual_move(t.guard, t.stop, known)
             if test is False:
                 continue
