@@ -90,6 +90,11 @@ EXPRESSIONS = [
     "instr($i, 1)", "locate($p, $s, '2')", "lpad($s, $i, $p)", "rpad($s, $i, $p)", "lpad($s, $i)", "rpad($i, 5, 0)",
     "left($s, $i)", "right($s, $i)", "left($p, '2')", "right(get($ast, 0), 1)", "lpad($l, $i, 'x')", "right($l, 2)",
     "instr($l, $lp)", "locate($lp, $l, $i)", "position('a' IN $l)",
+    # an explicit collation (COLLATE) wins over the column's implicit UTF8_LCASE; these were
+    # refused as INDETERMINATE_COLLATION (or "COLLATE over match state is not supported")
+    "$l = 'abc' COLLATE UTF8_BINARY", "$l COLLATE UTF8_BINARY < $lp", "$lp > $l COLLATE UTF8_BINARY_RTRIM",
+    "contains($l COLLATE UTF8_BINARY, $lp)", "$s COLLATE UTF8_LCASE = 'ABC'", "upper($l COLLATE UTF8_BINARY) = $lp",
+    "$l IN ('AbC' COLLATE UTF8_BINARY, $lp)", "concat($l, 'x' COLLATE UTF8_BINARY) = concat($lp, 'x')",
     "$m[$i]", "$m['3']", "$m[CAST($i AS BIGINT)]", "$m[NULL]", "array($s, $p)[1]",
 ]
 # the subscripts Spark raises on under ANSI: (array column, index of the value row)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from udtf.sparksql import collation
+
 NODES = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.IntDiv: "div",
          exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
          exp.NullSafeEQ: "<=>", exp.NullSafeNEQ: "is_distinct_from", exp.And: "and", exp.Or: "or",
@@ -151,6 +153,9 @@ SHAPED = (
      if node.args.get("position") is not None and node.args.get("occurrence") is None else None),
     (exp.Pad, "lpad", lambda node: _pad(node) if node.args.get("is_left") else None),
     (exp.Pad, "rpad", lambda node: None if node.args.get("is_left") else _pad(node)),
+    # (``s COLLATE c``: Spark's Collate, explicit strength; ICU collations stay Spark's, not the engine's)
+    (exp.Collate, "collate", lambda node: [node.this, exp.Literal.string(node.expression.name.upper())]
+     if collation.key(node.expression.name) is not None else None),
 )
 
 AS_WRITTEN = {"cardinality": None, "array_size": (1,), "bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),

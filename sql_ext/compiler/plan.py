@@ -330,6 +330,9 @@ class _Planner:
 
     def state(self, node):
         """Engine expression (untyped) for a DEFINE sub-expression that reads the match state."""
+        collate = calls.call(node) if isinstance(node, exp.Collate) else None
+        if collate is not None:  # its explicit collation stays visible to the engine's typing
+            return self.operator(node, self.state)
         spark = self.row_level(node)
         value = self.computed(spark, node) if spark is not None else None
         if value is not None:

@@ -94,7 +94,7 @@ def boolean(expr, what: str, at):
 def _call(expr: ir.Call, types: dict, ansi: bool):
     args = [typed(a, types, ansi) for a in expr.args]
     arg_types = [SqlType.parse(ir.type_of(a)) for a in args]
-    context = _collation(expr, args, arg_types)
+    context = None if expr.fn == "collate" else _collation(expr, args, arg_types)
     arg_types = [_with_collation(t, context) for t in arg_types]
     reduced = _integral_vs_decimal_literal(expr, args, arg_types)
     if reduced is not None:
@@ -130,10 +130,18 @@ def _with_collation(t: SqlType, name: str | None) -> SqlType:
 
 
 def _collation(expr: ir.Call, args: list, arg_types: list) -> str | None:
-    """The collation Spark gives the strings of a call (CollationTypeCoercion): the one of its
-    arguments read from columns (implicit), over the literals' and casts' (default); None
-    when no argument is read from a column.  Two different implicit collations are Spark's
-    INDETERMINATE_COLLATION error."""
+    """The collation Spark gives the strings of a call (CollationTypeCoercion): an explicit one
+    (``COLLATE``) over those of its arguments read from columns (implicit), over the literals'
+    and casts' (default); None when no argument is read from a column.  Two different explicit
+    collations are Spark's COLLATION_MISMATCH.EXPLICIT error, two implicit ones (and no explicit)
+    its INDETERMINATE_COLLATION error."""
+    explicit = {c for a in args if (c := explicit_collation(a)) is not None}
+    if len(explicit) > 1:
+        raise MatchRecognizeError(
+            f"[COLLATION_MISMATCH.EXPLICIT] {expr.fn}: the arguments have different explicit collations "
+            f"({', '.join(sorted(c or 'UTF8_BINARY' for c in explicit))}); use one COLLATE", *expr.at)
+    if explicit:
+        return explicit.pop()
     implicit = {inner.collation for a, t in zip(args, arg_types) if implicit_collation(a)
                 for inner in t.walk() if inner.is_string}
     if len(implicit) > 1:
@@ -141,6 +149,18 @@ def _collation(expr: ir.Call, args: list, arg_types: list) -> str | None:
             f"[INDETERMINATE_COLLATION_IN_EXPRESSION] {expr.fn}: the arguments have different collations "
             f"({', '.join(sorted(c or 'UTF8_BINARY' for c in implicit))}); use COLLATE in the input to set one", *expr.at)
     return next(iter(implicit), None)
+
+
+def explicit_collation(arg) -> str | None:
+    """The collation ``arg`` has explicitly ('' for UTF8_BINARY), else None: a ``COLLATE``, or a
+    call producing strings over one (Spark propagates the explicit strength upwards)."""
+    if not isinstance(arg, ir.Call):
+        return None
+    if arg.fn == "collate":
+        return SqlType.parse(arg.type).collation
+    if not any(t.is_string for t in SqlType.parse(ir.type_of(arg)).walk()):
+        return None
+    return next((c for a in arg.args if (c := explicit_collation(a)) is not None), None)
 
 
 def implicit_collation(arg) -> bool:
@@ -157,7 +177,7 @@ def implicit_collation(arg) -> bool:
 
 
 # functions whose result does not depend on the collation of their string arguments
-_COLLATION_FREE = frozenset(("concat", "length", "substring", "case", "if", "coalesce", "is_null", "is_not_null",
+_COLLATION_FREE = frozenset(("collate", "concat", "length", "substring", "case", "if", "coalesce", "is_null", "is_not_null",
                               "array_join", "element_at", "try_element_at", "size", "legacy_size", "array_size", "array",
                               "get", "subscript", "lpad", "rpad", "left", "right"))
 

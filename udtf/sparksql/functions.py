@@ -24,7 +24,7 @@ from . import coercion as T
 from . import scalar as B
 from .coercion import Arg, Signature
 from .errors import SparkAnalysisError
-from .types import BOOLEAN, DOUBLE, FLOAT, TypeKind, SqlType
+from .types import BOOLEAN, DOUBLE, FLOAT, STRING, TypeKind, SqlType
 
 __all__ = ["Function", "Order", "Nullable", "FUNCTIONS", "lookup", "resolve", "function", "compile_call"]
 
@@ -130,6 +130,16 @@ def _expects(*params: tuple[SqlType, ...], result: SqlType):
     return types
 
 
+def _collate_sig(name, args, ansi) -> Signature:
+    """Collate: a string (or NULL) and the collation's name, a string literal."""
+    t = args[0].type if isinstance(args[0], T.Literal) else args[0]
+    if not (t.is_string or t.is_void):
+        raise SparkAnalysisError("DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE", f"Parameter 1 of `{name}` requires the "
+                                 f"STRING type, however has the type {str(t).upper()}.")
+    c = args[1].value.upper()
+    return Signature((t, args[1].type), STRING if c == "UTF8_BINARY" else SqlType(TypeKind.STRING, collation=c))
+
+
 def _value(fn):
     """The builder of ``fn`` over evaluated values, whatever their types."""
     return lambda name, types, result, ansi, zone: fn
@@ -223,6 +233,9 @@ FUNCTIONS: tuple[Function, ...] = (
     # (``s [NOT] LIKE / ILIKE ANY / ALL ('p', ...)``: the string, then the literal patterns)
     *(_math(f"{n}{like}_{q}", T.like_quantified_sig, B.like_quantified_fn)
       for n in ("", "not_") for like in ("like", "ilike") for q in ("any", "all")),
+    # (``s COLLATE c``: the value unchanged, typed STRING COLLATE c, which wins over the implicit
+    # collations of columns in the expression around it: ``sql_ext.compiler.typecheck``)
+    Function("collate", _collate_sig, _value(lambda s, _: s), order=Order.EAGER, raises=_never),
     # arrays (an aggregate's array over match state: array_agg / collect_list)
     Function("array_join", T.array_join_sig, B.array_join_fn, raises=_never),
     Function("element_at", T.element_at_sig, B.element_at_fn, nullable=Nullable.ALWAYS),
