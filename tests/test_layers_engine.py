@@ -15,7 +15,7 @@ import hierarchy_oracle as ho
 from udtf.compile import compile_pattern
 from udtf.errors import MatchRecognizeError
 from udtf.match import Conditions, Options, matcher
-from udtf.match.layers import Event, Layer, LayerStack
+from udtf.match.layers import Event, Layer, LayerStack, RefinedLayer
 from udtf.pattern import parse_pattern, variables
 from udtf.plan import Condition, Semantics, Skip, SkipMode
 from udtf.rows import Rows
@@ -195,7 +195,8 @@ def test_layers_forget_what_no_matcher_and_no_reader_needs():
     top, kept = [], []
     for _ in range(case.n):
         top += stack.feed(1)
-        kept.append(max(len(items) for items in stack.items) + max(len(r) for r in stack.released))
+        kept.append(max(len(part.items) for parts in stack.parts for part in parts.values()) +
+                    max(len(r) for r in stack.released))
     top += stack.finish()
     assert [_shape_engine(e, case, names) for e in top] == _oracle(case)
     assert len(top) > 30 and max(kept) <= 4
@@ -289,30 +290,33 @@ def _refined_stack(case: RefinedCase) -> tuple[LayerStack, list]:
         node = parse_pattern(pattern)
         names = variables(node)
 
-        def part(g, names=names, node=node, semantics=semantics, skip=skip, skip_to=skip_to, sources=sources,
-                 refine=refine):
+        def engine(names=names, node=node, semantics=semantics, skip=skip, skip_to=skip_to):
             rows = Rows(masks=[f"m_{v}" for v in names])
             conditions = Conditions([Condition(k, f"m_{v}", None) for k, v in enumerate(names)], [], names, rows)
             options = Options(semantics=Semantics(semantics),
                               skip=Skip(SkipMode(skip), tuple(names.index(v) for v in skip_to), ",".join(skip_to)))
-            engine = matcher(compile_pattern(node, names), conditions, options)
+            return matcher(compile_pattern(node, names), conditions, options)
 
-            def load(items):
+        def load(parts, names=names, sources=sources):
+            for _, engine, items in parts:
                 masks = {}
                 for v in names:
                     want = sources.get(v)
                     masks[f"m_{v}"] = bytes(int(_source(item, case) == want and
                                                 case.holds_keyed(v, want, _number(item), key_of(item)))
                                             for item in items)
-                rows.append(len(items), masks=masks)
-            # an event's values: the key of its refined partition (None when the layer is not refined)
-            return Layer(engine, frozenset(index_of[s] for s in sources.values()), any(v not in sources for v in names),
-                         load, lambda matches: [(g,)] * len(matches))
+                engine.rows.append(len(items), masks=masks)
+
+        # an event's values: the key of its refined partition (None when the layer is not refined)
+        source_layers = frozenset(index_of[s] for s in sources.values())
+        reads_rows = any(v not in sources for v in names)
         if refine:
-            template = part(None)
-            layers.append(template._replace(matcher=None, load=None, measures=None, refine=key_of, part=part))
+            layers.append(RefinedLayer(source_layers, reads_rows, key_of, lambda g, engine=engine: engine(), load,
+                                       lambda parts: [[(g,)] * len(found) for g, _, found in parts]))
         else:
-            layers.append(part(None))
+            plain = engine()
+            layers.append(Layer(plain, source_layers, reads_rows, lambda items, plain=plain, load=load:
+                                load([(None, plain, items)]), lambda matches: [(None,)] * len(matches)))
         all_names.append(names)
     return LayerStack(layers), all_names
 
@@ -345,4 +349,4 @@ def test_refined_layers_agree_with_the_oracle(seed):
             got = "error"
         assert got == expected, (case.refined, case.g, chunks)
     # (the parts a refined layer holds are the keys it met)
-    assert sum(bool(r[-1]) for r in case.refined) == sum(layer.refine is not None for layer in stack.layers)
+    assert sum(bool(r[-1]) for r in case.refined) == sum(type(layer) is RefinedLayer for layer in stack.layers)

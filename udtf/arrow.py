@@ -62,20 +62,10 @@ class PartitionRunner:
         self.last_key = None  # partition key of the last row seen
         self.key = None  # the current partition's first row, its key columns only (a RecordBatch)
         self.batches: list = []  # batches of the current partition
-        self.rows = Rows(masks=(*plan.masks, *(d.name for d in plan.derived)), values=[v.name for v in plan.values])
+        self.rows = plan_rows(plan)
         self.value_types = [(v.name, SqlType.parse(v.type)) for v in plan.values]
-        names = plan.program.vars
-        conditions = Conditions(plan.define, plan.until, names, self.rows, plan.ansi, plan.zone,
-                                windowed=plan.frame is not None)
-        span = None if plan.span is None else SpanWindow(
-            plan.span.limit, plan.span.admits, plan.span.start, plan.span.end, self.rows, plan.ansi, plan.zone)
-        options = Options(semantics=plan.semantics, skip=plan.skip, within=plan.within, span=span,
-                          unmatched=plan.rows is RowsMode.ALL_WITH_UNMATCHED,
-                          limits=plan.limits, lookahead=plan.lookahead, timeouts=plan.timeouts,
-                          distinct=plan.distinct, frame=plan.frame)
-        self.matcher = matcher(plan.program, conditions, options)
-        self.emitter = Emitter(plan.atoms, plan.rows, names, self.rows.values, lambda: self.rows.size,
-                               plan.ansi, plan.zone, plan.frame)
+        self.matcher = plan_matcher(plan, self.rows)
+        self.emitter = plan_emitter(plan, self.rows)
         # a window's output also has the rows of each match, for the functions over its frame
         self.members = any(o.kind is OutputKind.FRAME_ROW for o in plan.output)
         self.atom_types = [SqlType.parse(type_of(a.expr)) for a in plan.atoms]
@@ -87,9 +77,7 @@ class PartitionRunner:
                 for column, lag in (comparison.left, comparison.right):
                     self.lags[column] = max(lag, self.lags.get(column, 0))
         self.history: dict = {}  # column -> its last ``lags[column]`` values in the partition
-        # rows before a live run that the engine's navigation may still read
-        self.lookback = max((lookback(e) for e in (*(c.expr for c in (*plan.define, *plan.until)),
-                                                  *(a.expr for a in plan.atoms))), default=0)
+        self.lookback = plan_lookback(plan)
 
     # ---- batches ---------------------------------------------------------------------
     def feed(self, batch: pa.RecordBatch):
@@ -238,6 +226,36 @@ class PartitionRunner:
         return output_batch(self.schema, self.plan, self.atom_types, self.emitter.emit(matches),
                             pa.Table.from_batches(self.batches), matches if self.members else None,
                             self.rows.dropped)
+
+
+def plan_rows(plan: EnginePlan) -> Rows:
+    """Empty rows of ``plan``'s masks and values."""
+    return Rows(masks=(*plan.masks, *(d.name for d in plan.derived)), values=[v.name for v in plan.values])
+
+
+def plan_matcher(plan: EnginePlan, rows: Rows):
+    """The matcher of ``plan`` over ``rows`` (its conditions compiled against them)."""
+    conditions = Conditions(plan.define, plan.until, plan.program.vars, rows, plan.ansi, plan.zone,
+                            windowed=plan.frame is not None)
+    span = None if plan.span is None else SpanWindow(
+        plan.span.limit, plan.span.admits, plan.span.start, plan.span.end, rows, plan.ansi, plan.zone)
+    options = Options(semantics=plan.semantics, skip=plan.skip, within=plan.within, span=span,
+                      unmatched=plan.rows is RowsMode.ALL_WITH_UNMATCHED,
+                      limits=plan.limits, lookahead=plan.lookahead, timeouts=plan.timeouts,
+                      distinct=plan.distinct, frame=plan.frame)
+    return matcher(plan.program, conditions, options)
+
+
+def plan_emitter(plan: EnginePlan, rows: Rows) -> Emitter:
+    """The emitter of ``plan``'s measure atoms over ``rows``' values (read as they are then)."""
+    return Emitter(plan.atoms, plan.rows, plan.program.vars, rows.values, lambda: rows.size, plan.ansi, plan.zone,
+                   plan.frame)
+
+
+def plan_lookback(plan: EnginePlan) -> int:
+    """Rows before a live run that ``plan``'s navigation (conditions and measures) may still read."""
+    return max((lookback(e) for e in (*(c.expr for c in (*plan.define, *plan.until)), *(a.expr for a in plan.atoms))),
+               default=0)
 
 
 def output_batch(schema: pa.Schema, plan: EnginePlan, atom_types: list, emitted, table: pa.Table,

@@ -196,18 +196,20 @@ class Emitter:
         self.vectorized = all(_vectorizable(expr) for expr in self.atoms)
         self.finals = [a.final for a in atoms]
 
-    def emit(self, matches: list, offsets: np.ndarray | None = None) -> Emitted:
+    def emit(self, matches: list, offsets: np.ndarray | None = None, bounds: tuple | None = None) -> Emitted:
         """The output rows of ``matches`` (``Match`` tuples, ``MatchBlock``s, ``Unmatched``
         rows); chunks are python lists or numpy arrays, or Arrow arrays: for
         navigations int64 row indexes, for aggregates computed as numbers or booleans their
         values (int64, double or boolean: not necessarily the atom's type), for COLLECT_LIST
         (FINAL) its arrays, for CLASSIFIER and MATCH_NUMBER theirs.  ``offsets`` (``matches``
-        all ``Match`` tuples): each match's rows are moved by its offset first."""
+        all ``Match`` tuples): each match's rows are moved by its offset first; ``bounds`` (with
+        ``offsets``: (lo, hi) arrays, one pair per match) the rows its navigation may land on,
+        its partition's among others' (else the rows' whole extent)."""
         sources: list = []
         columns: list = [[] for _ in range(self.width)]
         flags: list = []
         if offsets is not None:
-            more_sources, more_columns, more_flags = self._emit_spans(Spans.of_matches(matches).moved(offsets))
+            more_sources, more_columns, more_flags = self._emit_spans(Spans.of_matches(matches).moved(offsets), bounds)
             return Emitted([more_sources], [[more] for more in more_columns], [more_flags])
         if matches and set(map(type, matches)) <= {Match, Unmatched}:  # (one C pass: no block, one part)
             more_sources, more_columns, more_flags = self._emit_spans(Spans.of_items(matches))
@@ -237,7 +239,7 @@ class Emitter:
                     column.append(more)
         return Emitted(sources, columns, flags)
 
-    def _emit_spans(self, s: Spans):
+    def _emit_spans(self, s: Spans, bounds: tuple | None = None):
         """Every atom over all the matches of ``s`` at once: per output row, the match it
         belongs to and the matched row it is (-1: the row of an empty match or of an
         unmatched row), each atom's RUNNING values taken at that row, FINAL ones per match."""
@@ -258,7 +260,7 @@ class Emitter:
         row = at >= 0
         sources = np.where(row, s.rows[np.maximum(at, 0)] if len(s.rows) else 0, s.sources[match])
         null = s.unmatched[match]
-        frames = self._frames(s.sources) if self.frame is not None else None
+        frames = self._frames(s.sources) if self.frame is not None else bounds
         columns = []
         for expr, final in zip(self.atoms, self.finals):
             running = not self.one_row and not final

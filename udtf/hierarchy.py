@@ -19,28 +19,28 @@ matcher evaluates only the rest, per run, and only where the mask holds.  So eve
 layer's union raises the errors of those conjuncts, as every row of the expansion's does.
 
 A layer with its own PARTITION BY (``LayerPlan.keys``, rule 8) runs one matcher per refined key
-met in the partition (``LayerStack``'s parts; their runners are reused from one partition to the
-next): a row's key is its key columns', an event's the key columns it carries (its source is
-refined by them), compared as Spark groups them (NULL = NULL, NaN = NaN, -0.0 = 0.0); its
-events carry the key as Spark's partition output reports it (-0.0 as 0.0).
+met in the partition (``LayerStack``'s parts), its plan compiled once for all its keys
+(``udtf.refined``: one load and one emission per step for every key fed): a row's key is its key
+columns', an event's the key columns it carries (its source is refined by them), compared as
+Spark groups them (NULL = NULL, NaN = NaN, -0.0 = 0.0); its events carry the key as Spark's
+partition output reports it (-0.0 as 0.0).
 """
 from __future__ import annotations
 
 import pyarrow as pa
 
-from .arrow import PartitionRunner, atom_column, output_batch
-from .expr import FactTable, compile_row
+from .arrow import PartitionRunner, output_batch
 from .item_masks import Masks, row_masks
-from .match.layers import Event, Layer, LayerStack
-from .plan import EnginePlan, OutputKind
+from .match.layers import Event, Layer, LayerStack, RefinedLayer
+from .plan import EnginePlan
+from .refined import NAN_KEY, LayerMeasures, RefinedParts
 from .sparksql.types import SqlType, from_arrow, to_arrow
 
 
-_NAN = ("NaN",)  # a NaN in a refined key (NaN = NaN as Spark groups)
-
-
 class HierarchyRunner(PartitionRunner):
-    """The top's ``PartitionRunner`` whose rows come from the layer stack (``plan.hierarchy``)."""
+    """The top's ``PartitionRunner`` whose rows come from the layer stack (``plan.hierarchy``).
+    ``below[k]``: the runner of layer ``k`` (None for a refined layer), ``refined[k]``: a refined
+    layer's parts (None for the others)."""
 
     def __init__(self, plan: EnginePlan, output_schema: pa.Schema):
         hierarchy = plan.hierarchy
@@ -50,7 +50,7 @@ class HierarchyRunner(PartitionRunner):
         self.helpers = dict(zip(("row", "level", "number", "source", "start", "end"), hierarchy.helpers))
         split = [row_masks(layer.plan) for layer in hierarchy.layers]
         self.plans = [layer_plan for layer_plan, _ in split]
-        self.below = [PartitionRunner(layer_plan, pa.schema([])) for layer_plan in self.plans]
+        self.masks = [*(layer_masks for _, layer_masks in split), top_masks]  # per layer: {name: row-level conjunction}
         self.raw_types = [(v.name, SqlType.parse(v.type)) for v in hierarchy.rows]
         self.raw: dict = {name: [] for name, _ in self.raw_types}  # the partition's rows from ``raw_first``
         self.raw_first = 0
@@ -58,21 +58,23 @@ class HierarchyRunner(PartitionRunner):
         # per layer below: the index of each of its measures (then refined keys) among its events' values
         self.measure_index = [{name: k for k, name in enumerate((*(m for m, _ in layer.measures), *layer.keys))}
                               for layer in hierarchy.layers]
-        self.spare: list = [[] for _ in hierarchy.layers]  # per refined layer: runners free for a key
-        self.used: list = [[] for _ in hierarchy.layers]  # per refined layer: runners of this partition's keys
-        runners = [*self.below, self]
-        self.key_types = {name: t for runner in runners for name, t in runner.value_types if name in self.keys}
-        self.masks = [*(layer_masks for _, layer_masks in split), top_masks]  # per layer: {name: row-level conjunction}
-        layers = [Layer(runner.matcher, frozenset(sources), reads_rows, self._loader(runner, row_level), measures,
-                        runner.lookback)
-                  for runner, row_level, sources, reads_rows, measures in zip(
-                      runners, self.masks, [*(layer.sources for layer in hierarchy.layers), hierarchy.sources],
-                      [*(layer.reads_rows for layer in hierarchy.layers), hierarchy.reads_rows],
-                      [*(self._measurer(k, runner) for k, runner in enumerate(self.below)), self._output])]
-        for k, layer in enumerate(hierarchy.layers):
-            if layer.keys:
-                layers[k] = layers[k]._replace(matcher=None, load=None, measures=None, refine=self._refiner(k),
-                                               part=lambda key, k=k: self._part(k, key))
+        self.key_types = {v.name: SqlType.parse(v.type) for p in (*self.plans, top) for v in p.values
+                          if v.name in self.keys}
+        self.below = [None if layer.keys else PartitionRunner(layer_plan, pa.schema([]))
+                      for layer, layer_plan in zip(hierarchy.layers, self.plans)]
+        self.refined = [RefinedParts(layer, layer_plan, masks, self._column) if layer.keys else None
+                        for layer, layer_plan, masks in zip(hierarchy.layers, self.plans, self.masks)]
+        layers: list = []
+        for k, (layer, runner, parts) in enumerate(zip(hierarchy.layers, self.below, self.refined)):
+            sources = frozenset(layer.sources)
+            if parts is not None:
+                layers.append(RefinedLayer(sources, layer.reads_rows, self._refiner(k), parts.part, parts.load,
+                                           parts.measures, parts.lookback))
+            else:
+                layers.append(Layer(runner.matcher, sources, layer.reads_rows, self._loader(runner, self.masks[k]),
+                                    self._measurer(k, runner), runner.lookback))
+        layers.append(Layer(self.matcher, frozenset(hierarchy.sources), hierarchy.reads_rows,
+                            self._loader(self, top_masks), self._output, self.lookback))
         self.stack = LayerStack(layers)
         self.done: list = []  # output batches not yet yielded
 
@@ -105,12 +107,11 @@ class HierarchyRunner(PartitionRunner):
     def reset(self):
         super().reset()
         for runner in self.below:
-            runner.reset()
-        for spare, used in zip(self.spare, self.used):
-            for runner in used:
+            if runner is not None:
                 runner.reset()
-            spare += used
-            used.clear()
+        for parts in self.refined:
+            if parts is not None:
+                parts.reset()
         for column in self.raw.values():
             column.clear()
         self.raw_first = 0
@@ -127,18 +128,8 @@ class HierarchyRunner(PartitionRunner):
                 values = [item.values[index[name]] for name in names]
             else:
                 values = [self.raw[name][item - self.raw_first] for name in names]
-            return tuple(_NAN if v != v else v + 0.0 if type(v) is float else v for v in values)
+            return tuple(NAN_KEY if v != v else v + 0.0 if type(v) is float else v for v in values)
         return refine
-
-    def _part(self, k: int, key: tuple) -> Layer:
-        """The part of the refined layer ``k`` for ``key`` (``LayerStack``): a matcher of its own."""
-        spare = self.spare[k]
-        runner = spare.pop() if spare else PartitionRunner(self.plans[k], pa.schema([]))
-        self.used[k].append(runner)
-        shown = tuple(float("nan") if v is _NAN else v for v in key)
-        layer = self.hierarchy.layers[k]
-        return Layer(runner.matcher, frozenset(layer.sources), layer.reads_rows, self._loader(runner, self.masks[k]),
-                     self._measurer(k, runner, shown), runner.lookback)
 
     def _loader(self, runner: PartitionRunner, masks: dict):
         """``Layer.load`` of the layer ``runner`` runs: append items' columns to its rows, and
@@ -184,30 +175,10 @@ class HierarchyRunner(PartitionRunner):
         return lambda event: constant
 
     # ---- matches out ------------------------------------------------------------------
-    def _measurer(self, k: int, runner: PartitionRunner, key: tuple = ()):
-        """``Layer.measures`` of layer ``k`` below the top, run by ``runner``: its events' values
-        (then the refined ``key``)."""
-        layer = self.hierarchy.layers[k]
-        plan = runner.plan
-
-        def measures(matches: list) -> list:
-            if not matches:
-                return []
-            emitted = runner.emitter.emit(matches)
-            columns = {}
-            for name, output in zip(layer.outputs, plan.output):
-                if output.kind is OutputKind.TAKE:
-                    index = pa.concat_arrays([c if isinstance(c, pa.Array) else pa.array(c, type=pa.int64())
-                                              for c in emitted.columns[output.atom]]).to_pylist()
-                    column = runner.rows.values[output.column]
-                    columns[name] = [None if i is None else column[i] for i in index]
-                elif output.kind is OutputKind.VALUE:
-                    kind = runner.atom_types[output.atom]
-                    columns[name] = from_arrow(kind, atom_column(kind, emitted.columns[output.atom], 0))
-            table = FactTable([], columns, (), plan.ansi, plan.zone)
-            evaluate = [compile_row(expr, table) for _, expr in layer.measures]
-            return [(*(f((i, None, None)) for f in evaluate), *key) for i in range(len(matches))]
-        return measures
+    def _measurer(self, k: int, runner: PartitionRunner):
+        """``Layer.measures`` of the layer ``k`` below the top, run by ``runner``: its events' values."""
+        measure = LayerMeasures(self.hierarchy.layers[k], runner.plan, runner.rows.values)
+        return lambda matches: measure(runner.emitter.emit(matches), len(matches)) if matches else []
 
     def _output(self, matches: list) -> list:
         """``Layer.measures`` of the top: its output rows (kept for ``_flush``)."""

@@ -52,6 +52,7 @@ class StreamedHierarchy(HierarchyRunner):
 
     def __init__(self, plan: EnginePlan, output_schema: pa.Schema):
         super().__init__(plan, output_schema)
+        self.matchers = self.stack.matchers()  # (no refined layer on a stream: the compiler refuses one)
         self.emitted = 0
         plans = [*(layer.plan for layer in plan.hierarchy.layers), plan]
         runners = [*self.below, self]
@@ -74,7 +75,7 @@ class StreamedHierarchy(HierarchyRunner):
         self.reset()
         self.key = rows.select(self.keys).slice(0, 1)
         self.row_base = dropped
-        matchers = [layer.matcher for layer in self.stack.layers]
+        matchers = self.matchers
         if numbers is not None:
             for matcher, number in zip(matchers, numbers):
                 matcher.match_number = number
@@ -101,10 +102,9 @@ class StreamedHierarchy(HierarchyRunner):
     def _quiet(self) -> bool:
         """Does the stack hold nothing a later row could still use?"""
         stack = self.stack
-        return all(layer.matcher.low_water() >= len(items) and not held and not released and
-                   (not layer.reads_rows or fed == stack.size)
-                   for layer, items, held, released, fed in zip(stack.layers, stack.items, stack.held,
-                                                                 stack.released, stack.rows_fed))
+        return all(stack.decided(i) and not held and not released and (not layer.reads_rows or fed == stack.size)
+                   for i, (layer, held, released, fed) in enumerate(zip(stack.layers, stack.held, stack.released,
+                                                                        stack.rows_fed)))
 
 
 class LayeredStepper(ShardStepper):

@@ -28,11 +28,13 @@ over member intervals is its plan's business (``plan.Span``, checked by its matc
 ``match.spans``; docs/hierarchies.md, "Evaluation"); on a stream,
 ``feed``'s horizon lets each matcher close its windows (``Matcher.closed``) without a row.
 
-A *refined* layer (a LAYER with its own PARTITION BY, rule 8) has one part per refined key
-met in the partition, each an ordinary layer (``Layer.part``: its own matcher, rows and
-MATCH_NUMBERs): its input is split by ``Layer.refine`` (an item's key), in order, and its
-frontier is the least of its parts'.  Its events still leave it in key order: a part's events
-complete at rows of its own key, so two parts' events never share a completing row.
+A *refined* layer (``RefinedLayer``: a LAYER with its own PARTITION BY, rule 8) has one part
+per refined key met in the partition, each its own matcher over rows of its own (its own
+MATCH_NUMBERs): its input is split by ``RefinedLayer.refine`` (an item's key), in order, and its
+frontier is the least of its parts'.  What the parts share is compiled once per layer (the
+caller's): a step loads every fed part's new items at once and values every fed part's matches
+at once.  Its events still leave it in key order: a part's events complete at rows of its own
+key, so two parts' events never share a completing row.
 """
 from __future__ import annotations
 
@@ -71,28 +73,43 @@ def completing(item: Item) -> int:
 
 
 class Layer(NamedTuple):
-    """One layer: its matcher (over rows ``load`` appends to), the lower layers it reads
-    (indexes in the stack, each below it), whether it reads the partition's rows, and how
-    many items before its low water its conditions may read back (PREV)."""
+    """A layer over the statement's partition: its matcher (over rows ``load`` appends to), the
+    lower layers it reads (indexes in the stack, each below it), whether it reads the
+    partition's rows, and how many items before its low water its conditions may read back
+    (PREV)."""
     matcher: Matcher
     sources: frozenset
     reads_rows: bool
     load: Callable[[list], None]  # append the items' columns to ``matcher.rows``
     measures: Callable[[list], list]  # one tuple of values per match the matcher reported
     lookback: int = 0
-    refine: Callable[[Item], Hashable] | None = None  # a refined layer: an item's refined key
-    part: Callable[[Hashable], "Layer"] | None = None  # a refined layer: a fresh layer for a key
+
+
+class RefinedLayer(NamedTuple):
+    """A layer with its own PARTITION BY: one matcher per refined key (``part(key)``: a fresh
+    one over rows of its own, which only that key's items enter, in order), the fields as
+    ``Layer``'s.  ``load`` and ``measures`` serve every part a step feeds at once: ``load``
+    appends each part's new items to its matcher's rows, ``measures`` gives each part's
+    matches their values (per part, one tuple per match), while their rows are held."""
+    sources: frozenset
+    reads_rows: bool
+    refine: Callable[[Item], Hashable]  # an item's refined key
+    part: Callable[[Hashable], Matcher]
+    load: Callable[[list], None]  # [(key, matcher, new items)]
+    measures: Callable[[list], list]  # [(key, matcher, matches)] -> [[tuple per match] per part]
+    lookback: int = 0
 
 
 class Part:
-    """A layer's matcher (``layer``: the layer itself, or the part of a refined one for one key),
-    its input not yet forgotten, and ``pending``: the completing row of its first item a future
+    """One matcher of a layer (a refined layer's for ``key``; None: the layer's only one), its
+    input not yet forgotten, and ``pending``: the completing row of its first item a future
     match may still start at (INF if none) - what the part adds to its layer's frontier.  A
     part that gets no new item keeps its matcher's state, so its ``pending`` stands."""
-    __slots__ = ("layer", "items", "pending")
+    __slots__ = ("key", "matcher", "items", "pending")
 
-    def __init__(self, layer: Layer):
-        self.layer = layer
+    def __init__(self, key: Hashable, matcher: Matcher):
+        self.key = key
+        self.matcher = matcher
         self.items: list = []
         self.pending = INF
 
@@ -102,7 +119,7 @@ class LayerStack:
     number of times), then ``finish()``; both return the top layer's new events in its report
     order.  ``reset()`` starts the next partition (the caller clears the layers' rows)."""
 
-    def __init__(self, layers: list[Layer]):
+    def __init__(self, layers: list[Layer | RefinedLayer]):
         for i, layer in enumerate(layers):
             if any(not 0 <= s < i for s in layer.sources) or not (layer.sources or layer.reads_rows):
                 raise ValueError(f"layer {i} reads {sorted(layer.sources)}: only layers below it")
@@ -112,21 +129,28 @@ class LayerStack:
     def reset(self):
         n = len(self.layers)
         self.size = 0  # the partition's rows arrived
-        # each layer's parts: {None: the layer} unless refined, then {refined key: its part}
-        self.parts: list[dict] = [{} if layer.refine is not None else {None: Part(layer)} for layer in self.layers]
+        # each layer's parts: {None: its matcher's} unless refined, then {refined key: its part}
+        self.parts: list[dict] = [{} if type(layer) is RefinedLayer else {None: Part(None, layer.matcher)}
+                                  for layer in self.layers]
         self.rows_fed = [0] * n  # the partition's rows already in each layer's input
         self.taken = [dict.fromkeys(layer.sources, 0) for layer in self.layers]  # per source: released events read
         self.held: list[list] = [[] for _ in range(n)]  # events completing at or after the frontier
         self.released: list[list] = [[] for _ in range(n)]  # events before the frontier, in key order
         self.frontier = [0] * n
         for layer in self.layers:
-            if layer.refine is None:
+            if type(layer) is Layer:
                 layer.matcher.reset()
 
-    @property
-    def items(self) -> list[list]:
-        """Each layer's input not yet forgotten (a refined layer's: its parts', one after another)."""
-        return [[item for part in parts.values() for item in part.items] for parts in self.parts]
+    def matchers(self) -> list[Matcher]:
+        """Each layer's matcher, the top's last: a stack without refined layers (a stream's)."""
+        refined = [i for i, layer in enumerate(self.layers) if type(layer) is not Layer]
+        if refined:
+            raise TypeError(f"layers {refined} are refined: a matcher per key")
+        return [layer.matcher for layer in self.layers]
+
+    def decided(self, i: int) -> bool:
+        """Has every matcher of layer ``i`` decided every item it read (its low water past them)?"""
+        return all(part.matcher.low_water() >= len(part.items) for part in self.parts[i].values())
 
     def feed(self, count: int = 0, horizon=None) -> list[Event]:
         """(``horizon``: every row still to come lies, or ends, past it - a stream's watermark.)"""
@@ -152,18 +176,29 @@ class LayerStack:
             # every item still to come ends past the horizon once the layers it reads released
             # every event they know of (those to come complete at rows to come)
             ahead = horizon if all(self.frontier[s] >= self.size for s in layer.sources) else None
-            events = []
-            for part, new in self._split(i, self._arrivals(i, bound), every=final or ahead is not None):
+            visits = self._split(i, self._arrivals(i, bound), every=final or ahead is not None)
+            refined = type(layer) is RefinedLayer
+            for part, new in visits:
                 part.items += new
-                part.layer.load(new)
-                matcher = part.layer.matcher
+            loaded = [(part.key, part.matcher, new) for part, new in visits if new]
+            if loaded and refined:
+                layer.load(loaded)
+            elif loaded:
+                layer.load(loaded[0][2])
+            found = []
+            for part, new in visits:
+                matcher = part.matcher
                 matcher.horizon = ahead
-                found = expand(matcher.finish() if final else matcher.feed(len(new)))
-                events += self._events(i, part.items, found, part.layer.measures(found))
-                water = matcher.low_water()
+                found.append(expand(matcher.finish() if final else matcher.feed(len(new))))
+            values = layer.measures([(part.key, part.matcher, matches) for (part, _), matches in zip(visits, found)]) \
+                if refined else [layer.measures(found[0])]
+            events = []
+            for (part, _), matches, row in zip(visits, found, values):
+                events += self._events(i, part.items, matches, row)
+                water = part.matcher.low_water()
                 part.pending = completing(part.items[water]) if water < len(part.items) else INF
                 if not final:  # drop what neither the matcher nor PREV reads (row indexes go down)
-                    del part.items[:forget(matcher, part.layer.lookback)]
+                    del part.items[:forget(part.matcher, layer.lookback)]
             frontier = min(bound, min((part.pending for part in self.parts[i].values()), default=INF))
             if i == top:
                 out += events
@@ -182,13 +217,13 @@ class LayerStack:
         all its parts, as finishing or a stream's horizon may end their runs without an
         item), the items routed by their key."""
         parts, layer = self.parts[i], self.layers[i]
-        if layer.refine is None:
+        if type(layer) is Layer:
             return [(parts[None], new)]
         routed: dict = {k: [] for k in parts} if every else {}
         for item in new:
             k = layer.refine(item)
             if k not in parts:
-                parts[k] = Part(layer.part(k))
+                parts[k] = Part(k, layer.part(k))
             routed.setdefault(k, []).append(item)
         return [(parts[k], items) for k, items in routed.items()]
 
