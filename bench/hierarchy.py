@@ -164,9 +164,9 @@ def delta_sql(config: Config, k: int, table: str) -> list[str]:
     return statements
 
 
-def engine(spark, form: str, statement: str, runs: int) -> tuple[float, list]:
-    """(CPU seconds of the engine alone over the form's UDTFs, best of ``runs``; the statement's
-    answer through Spark) - see the module docstring, ``--engine``."""
+def engine(spark, form: str, statement: str, runs: int, batch: int = 10_000) -> tuple[float, list]:
+    """(CPU seconds of the engine alone over the form's UDTFs, fed ``batch``-row Arrow batches,
+    best of ``runs``; the statement's answer through Spark) - see the module docstring, ``--engine``."""
     import itertools
     import re
 
@@ -185,7 +185,7 @@ def engine(spark, form: str, statement: str, runs: int) -> tuple[float, list]:
     for name in names:
         plan, output = REGISTERED[name]
         argument = table_argument(text, name)
-        batches = spark.sql(f"SELECT * FROM {argument[len('TABLE'):]}").toArrow().to_batches(10_000)
+        batches = spark.sql(f"SELECT * FROM {argument[len('TABLE'):]}").toArrow().to_batches(batch)
         schema = to_arrow_schema(StructType.fromJson({"type": "struct", "fields": [
             {"name": f.name, "type": json.loads(f.json), "nullable": True, "metadata": {}} for f in output]}),
             timezone="UTC")
