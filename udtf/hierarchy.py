@@ -119,7 +119,7 @@ class HierarchyRunner(PartitionRunner):
         self.stack.reset()
 
     def _refiner(self, k: int):
-        """``Layer.refine`` of the refined layer ``k``: an item's key, compared as Spark groups."""
+        """``RefinedLayer.refine`` of the refined layer ``k``: an item's key, compared as Spark groups."""
         names = self.hierarchy.layers[k].keys
 
         def refine(item) -> tuple:
