@@ -126,12 +126,9 @@ class Conditions:
         condition = self.define.get(var)
         if condition is None or condition.expr is None:
             return None
-        mask = condition.mask
-        if mask is not None and mask in known:
-            if not known[mask]:
-                return False
-            mask = None
-        column = self.rows.masks[mask] if mask is not None else None
+        column = self._mask_column(condition, known)
+        if column is False:
+            return False
         fn = compile_expr(condition.expr, self.scope)
         if state_only(condition.expr):
             fn = self._shared(guard, condition.expr, fn)
@@ -152,12 +149,9 @@ class Conditions:
         condition = self.of(literal)
         if condition is None:
             return True
-        mask = condition.mask
-        if mask is not None and mask in known:
-            if not known[mask]:
-                return False
-            mask = None
-        column = self.rows.masks[mask] if mask is not None else None
+        column = self._mask_column(condition, known)
+        if column is False:
+            return False
         if condition.expr is None:
             return True if column is None else lambda row, facts, memo: column[row] == 1
         fn = compile_expr(condition.expr, self.scope)
@@ -186,6 +180,16 @@ class Conditions:
         if column is None:
             return state
         return lambda row, facts, memo: column[row] == 1 and state(row, facts, memo)
+
+    def _mask_column(self, condition, known: dict):
+        """The column of ``condition``'s mask still to test on a row: None where it has no mask
+        or ``known`` says it holds, False where ``known`` says it fails."""
+        mask = condition.mask
+        if mask is not None and mask in known:
+            if not known[mask]:
+                return False
+            mask = None
+        return self.rows.masks[mask] if mask is not None else None
 
     def _shared(self, literal, expr, fn):
         """``fn`` of a condition over the match state alone (``state_only``), evaluated once per
