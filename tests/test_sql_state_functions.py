@@ -53,7 +53,8 @@ POOLS = {
     "lp": [None, "", "i", "i\u0307", "\u0130", "\u03c3", "\u03a3", "\u03c2", "b", "BC", "\u01c6", "k", "A", "aa",
            "\u0307"],
 }
-# E(x, ...) with $c for a column: the engine reads A.c (match state), Spark c (the same row)
+# E(x, ...) with $c for a column: the engine reads A.c (match state), Spark c (the same row);
+# #c: the engine reads Z.c (the current row, the same values), Spark c
 EXPRESSIONS = [
     "element_at($ai, $i)", "element_at($ad, $i)", "element_at($ast, $i)", "element_at($adt, $i)",
     "element_at($ai, -1)", "element_at($ats, 1)", "try_element_at($ai, $i)", "try_element_at($ast, $i)",
@@ -95,6 +96,9 @@ EXPRESSIONS = [
     "$l = 'abc' COLLATE UTF8_BINARY", "$l COLLATE UTF8_BINARY < $lp", "$lp > $l COLLATE UTF8_BINARY_RTRIM",
     "contains($l COLLATE UTF8_BINARY, $lp)", "$s COLLATE UTF8_LCASE = 'ABC'", "upper($l COLLATE UTF8_BINARY) = $lp",
     "$l IN ('AbC' COLLATE UTF8_BINARY, $lp)", "concat($l, 'x' COLLATE UTF8_BINARY) = concat($lp, 'x')",
+    # ... also where the COLLATE sits in a sub-expression of the current row's columns alone
+    "upper(#l COLLATE UTF8_BINARY) = $lp", "concat(#l COLLATE UTF8_BINARY, 'x') = concat($lp, 'x')",
+    "length(#l COLLATE UTF8_BINARY) = length($l)", "lower(#l COLLATE UTF8_BINARY) < $l",
     "$m[$i]", "$m['3']", "$m[CAST($i AS BIGINT)]", "$m[NULL]", "array($s, $p)[1]",
 ]
 # the subscripts Spark raises on under ANSI: (array column, index of the value row)
@@ -104,11 +108,11 @@ ROWS = 36
 
 
 def _engine(e: str) -> str:
-    return e.replace("$", "A.")
+    return e.replace("$", "A.").replace("#", "Z.")
 
 
 def _spark(e: str) -> str:
-    return e.replace("$", "")
+    return e.replace("$", "").replace("#", "")
 
 
 def _value_rows(seed: int, n: int) -> list[tuple]:
@@ -311,6 +315,9 @@ def test_like_over_a_navigated_string(mr_spark):
     ("lpad(A.v, A.m) = 'a'", "lpad(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
     ("locate('a', A.v, true) > 0", "locate(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
     ("get(array_agg(A.x), true) > 0", "get(", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("upper(B.v COLLATE UTF8_BINARY) = A.v COLLATE UTF8_LCASE", "upper(B.v", "COLLATION_MISMATCH.EXPLICIT"),
+    ("array_size(array_agg(A.x), 1) > 0", "array_size",
+     "The `array_size` requires 1 parameters but the actual number is 2"),
 ])
 def test_refused_calls_are_errors_at_the_call(mr_spark, define, needle, message):
     view(mr_spark, "seqm", "p int, o int, v string, x int, m map<int, string>", [(*r, {1: "a"}) for r in SEQ])

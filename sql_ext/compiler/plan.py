@@ -330,8 +330,10 @@ class _Planner:
 
     def state(self, node):
         """Engine expression (untyped) for a DEFINE sub-expression that reads the match state."""
-        collate = calls.call(node) if isinstance(node, exp.Collate) else None
-        if collate is not None:  # its explicit collation stays visible to the engine's typing
+        explicit = (calls.call(node) is not None if isinstance(node, exp.Collate)
+                    else node.find(exp.Collate) is not None)
+        if explicit:  # an explicit collation, and the calls Spark carries it up through, stay
+            # visible to the engine's typing (a column Spark computed is only implicitly collated)
             return self.operator(node, self.state)
         spark = self.row_level(node)
         value = self.computed(spark, node) if spark is not None else None
