@@ -158,7 +158,7 @@ SHAPED = (
      if collation.key(node.expression.name) is not None else None),
 )
 
-AS_WRITTEN = {"cardinality": None, "array_size": (1,), "bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),
+AS_WRITTEN = {"cardinality": None, "array_size": None, "bround": None, "pmod": None, "positive": None, "log10": None, "date_add": (2,), "dateadd": (2,),
               "date_sub": (2,), "datediff": (2,), "date_diff": (2,), "get": (2,)}
 
 # aggregates (``udtf.sparksql.aggregates``, found by name) sqlglot parses into nodes that drop an

@@ -369,10 +369,14 @@ def _decimal_literal_type(d: Decimal) -> SqlType:
 # ---- resolution per function ----------------------------------------------------------------
 
 def _arity(f, args, *counts):
+    """Spark's WRONG_NUM_ARGS where ``len(args)`` is none of ``counts`` (its text: "1", or
+    "one of 1 and 2" for several)."""
     if len(args) not in counts:
+        *most, last = sorted(counts)
+        expected = f"one of {', '.join(map(str, most))} and {last}" if most else str(last)
         raise SparkAnalysisError(
             "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
-            f"The `{f}` requires {counts} parameters but the actual number is {len(args)}.")
+            f"The `{f}` requires {expected} parameters but the actual number is {len(args)}.")
 
 
 def _string_promote_binary(l: SqlType, r: SqlType, ansi: bool, arithmetic: bool):
