@@ -193,7 +193,7 @@ def engine(spark, form: str, statement: str, runs: int, batch: int = 10_000) -> 
         for _ in range(runs):
             began = time.process_time()
             engine_runner = runner(plan, schema)
-            for _ in itertools.chain((b for batch in batches for b in engine_runner.feed(batch)),
+            for _ in itertools.chain((b for chunk in batches for b in engine_runner.feed(chunk)),
                                      engine_runner.finish()):
                 pass
             times.append(time.process_time() - began)
