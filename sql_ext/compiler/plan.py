@@ -330,12 +330,14 @@ class _Planner:
 
     def state(self, node):
         """Engine expression (untyped) for a DEFINE sub-expression that reads the match state."""
-        explicit = (calls.call(node) is not None if isinstance(node, exp.Collate)
-                    else node.find(exp.Collate) is not None)
-        if explicit:  # an explicit collation, and the calls Spark carries it up through, stay
-            # visible to the engine's typing (a column Spark computed is only implicitly collated)
-            return self.operator(node, self.state)
+        if isinstance(node, exp.Collate) and calls.call(node) is not None:
+            return self.operator(node, self.state)  # its explicit collation stays visible to the engine
         spark = self.row_level(node)
+        if spark is not None and node.find(exp.Collate) is not None and \
+                not isinstance(node, (exp.Subquery, exp.Select, Navigation)):
+            # a row's call over an explicit COLLATE: the engine's, as a column Spark computed
+            # would be only implicitly collated (Spark carries the explicit strength up)
+            return self.operator(node, self.state)
         value = self.computed(spark, node) if spark is not None else None
         if value is not None:
             return value
