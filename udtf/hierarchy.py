@@ -33,7 +33,7 @@ from .arrow import PartitionRunner, output_batch
 from .item_masks import Masks, row_masks
 from .match.layers import Event, Layer, LayerStack, RefinedLayer
 from .plan import EnginePlan
-from .refined import NAN_KEY, LayerMeasures, RefinedParts
+from .refined import LayerMeasures, RefinedParts, group_key
 from .sparksql.types import SqlType, from_arrow, to_arrow
 
 
@@ -128,7 +128,7 @@ class HierarchyRunner(PartitionRunner):
                 values = [item.values[index[name]] for name in names]
             else:
                 values = [self.raw[name][item - self.raw_first] for name in names]
-            return tuple(NAN_KEY if v != v else v + 0.0 if type(v) is float else v for v in values)
+            return group_key(values)
         return refine
 
     def _loader(self, runner: PartitionRunner, masks: dict):

@@ -24,7 +24,13 @@ from .plan import EnginePlan, LayerPlan, OutputKind
 from .rows import Rows
 from .sparksql.types import SqlType, from_arrow
 
-NAN_KEY = ("NaN",)  # a NaN in a refined key (NaN = NaN as Spark groups)
+_NAN_KEY = ("NaN",)  # a NaN in a refined key (NaN = NaN as Spark groups)
+
+
+def group_key(values) -> tuple:
+    """A refined key: ``values`` compared as Spark groups them (NULL = NULL, NaN = NaN, -0.0 =
+    0.0); ``RefinedParts.measures`` shows it as Spark's partition output does."""
+    return tuple(_NAN_KEY if v != v else v + 0.0 if type(v) is float else v for v in values)
 
 
 class LayerMeasures:
@@ -127,7 +133,7 @@ class RefinedParts:
         flush.clear()
         out, at = [], 0
         for key, _, found in parts:
-            shown = tuple(float("nan") if v is NAN_KEY else v for v in key)
+            shown = tuple(float("nan") if v is _NAN_KEY else v for v in key)
             out.append([(*v, *shown) for v in values[at:at + len(found)]])
             at += len(found)
         return out
